@@ -1,0 +1,39 @@
+"""minigrad: a small, fast, readable reverse-mode automatic differentiation library.
+
+Built chapter by chapter in the minigrad course; usable on its own for small models::
+
+    import minigrad as mg
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    x.grad          # tensor([2., 4., 6.])
+
+Heavy dependencies (graphviz, numba, matplotlib) load only when the feature that needs them is used.
+"""
+
+from .autograd import backward, gradients, unbroadcast
+from .creation import arange, ones, ones_like, randn, tensor, zeros, zeros_like
+from .errors import DtypeError, GraphError, MinigradError, ShapeError
+from .functional import concatenate, log_softmax, logsumexp, maximum, softmax, stack, where
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import count_nodes_edges, evaluate, topological_sort
+from .tensor import Node, Tensor
+from .transforms import GradcheckError, grad, gradcheck, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+
+__version__ = "0.1.0"
+
+
+def draw(root, **options):
+    """Draw the graph below a tensor as a `graphviz.Digraph` (see `minigrad.draw_graph.draw`)."""
+    from .draw_graph import draw as _draw
+
+    return _draw(root, **options)
+
+
+def __getattr__(name):
+    # Submodules with heavier imports load on first use: `minigrad.nn`, `minigrad.optim`, `minigrad.jit`.
+    if name in {"nn", "optim", "jit", "draw_graph"}:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'minigrad' has no attribute {name!r}")

@@ -1,0 +1,111 @@
+"""The backward pass: adjoints flow from the output to the leaves in reverse topological order.
+
+For a scalar output y, the adjoint of a vertex is v̄_i = ∂y/∂v_i = Σ_{j ∈ Ch(i)} v̄_j ∂v_j/∂v_i.
+Visiting vertices in reverse topological order guarantees that every child has sent its share
+before a vertex passes its own adjoint on, so each operation's VJP rule runs exactly once: the
+whole pass costs a small constant times the forward pass, O(|V| + |E|).
+"""
+
+import numpy as np
+
+from .errors import GraphError, ShapeError
+from .grad_mode import set_grad_enabled
+from .graph import topological_sort
+from .tensor import Tensor
+
+
+def unbroadcast(grad, shape):
+    """Sum `grad` down to `shape`, undoing numpy broadcasting.
+
+    Broadcasting copied the input along new leading axes and along axes of length 1; the adjoint
+    of a copy is a sum, so those axes are summed away. Works on tensors and numpy arrays alike.
+    """
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
+    )
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad.reshape(shape)
+
+
+def _seed(output, grad):
+    """The adjoint of the output itself: 1 for a scalar, the caller's vector otherwise."""
+    if grad is None:
+        if output.size != 1:
+            raise GraphError(
+                f"backward: the output has shape {output.shape}; only a single-element output gets "
+                f"an implicit gradient of 1. Pass grad= with shape {output.shape}, or reduce first (.sum())."
+            )
+        return Tensor._result(np.ones_like(output.data), None)
+    grad = grad if isinstance(grad, Tensor) else Tensor(grad, dtype=output.dtype)
+    if grad.shape != output.shape:
+        raise ShapeError(f"backward: grad has shape {grad.shape} but the output has shape {output.shape}")
+    return grad
+
+
+def _accumulate(tensor, grad, create_graph):
+    """Leaves keep summing gradients across backward calls, as in PyTorch."""
+    if not create_graph:
+        grad = grad.detach()
+    tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+
+
+def _check_output(output, name):
+    if not output.requires_grad:
+        raise GraphError(
+            f"{name}: the output (shape {output.shape}) does not require grad: no input of the "
+            f"computation had requires_grad=True, or it ran under no_grad()"
+        )
+
+
+def _propagate(output, seed, retain_graph, create_graph, wanted=None):
+    """Run every VJP rule once, from `output` down, in reverse topological order.
+
+    With `wanted` (tensors), return their adjoints and leave every `.grad` alone; without it,
+    accumulate adjoints into the `.grad` of leaves (and of tensors that asked to retain theirs).
+    """
+    wanted_ids = None if wanted is None else {id(t) for t in wanted}
+    found = {}
+    adjoints = {id(output): seed}
+    with set_grad_enabled(create_graph):
+        for tensor in reversed(topological_sort(output)):
+            adjoint = adjoints.pop(id(tensor), None)
+            if adjoint is None or not tensor.requires_grad:
+                continue
+            if wanted_ids is not None:
+                if id(tensor) in wanted_ids:
+                    found[id(tensor)] = adjoint
+            elif tensor.is_leaf or tensor._retains_grad:
+                _accumulate(tensor, adjoint, create_graph)
+            if tensor.is_leaf:
+                continue
+            node = tensor.node
+            for parent, parent_adjoint in zip(node.inputs, node.op.vjp(adjoint, tensor, *node.inputs, **node.params)):
+                if parent_adjoint is None or not parent.requires_grad:
+                    continue
+                if parent_adjoint.shape != parent.shape:
+                    parent_adjoint = unbroadcast(parent_adjoint, parent.shape)
+                previous = adjoints.get(id(parent))
+                adjoints[id(parent)] = parent_adjoint if previous is None else previous + parent_adjoint
+            if not retain_graph:
+                node.inputs = None  # free the saved inputs; a second backward fails loudly
+    return found
+
+
+def backward(output, grad=None, retain_graph=False, create_graph=False):
+    """Accumulate d(output)/d(leaf) into `.grad` of every leaf below `output` that requires grad."""
+    _check_output(output, "backward")
+    _propagate(output, _seed(output, grad), retain_graph, create_graph)
+
+
+def gradients(output, inputs, grad=None, retain_graph=None, create_graph=False):
+    """d(output)/d(input) for each of `inputs`, returned instead of accumulated (like torch.autograd.grad).
+
+    An input the output does not depend on gets zeros. The graph is kept by default when
+    `create_graph=True`, since the result is usually differentiated again through it.
+    """
+    _check_output(output, "gradients")
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    found = _propagate(output, _seed(output, grad), retain_graph, create_graph, wanted=inputs)
+    return tuple(found.get(id(t), Tensor._result(np.zeros_like(t.data), None)) for t in inputs)

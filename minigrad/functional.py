@@ -1,0 +1,56 @@
+"""Operations on several tensors, and numerically careful compositions of primitives."""
+
+from . import ops
+from .errors import ShapeError
+from .tensor import Tensor
+
+
+def _tensors(name, tensors):
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if not tensors:
+        raise ShapeError(f"{name}: needs at least one tensor")
+    return tensors
+
+
+def concatenate(tensors, axis=0):
+    """Join tensors along an existing axis."""
+    tensors = _tensors("concatenate", tensors)
+    return ops.concatenate(*tensors, axis=ops.normalize_axis(axis, tensors[0].ndim)[0])
+
+
+def stack(tensors, axis=0):
+    """Join tensors along a new axis."""
+    tensors = _tensors("stack", tensors)
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all tensors need the same shape, got {sorted(shapes)}")
+    axis = axis % (tensors[0].ndim + 1)
+    return concatenate([t.expand_dims(axis) for t in tensors], axis=axis)
+
+
+def where(condition, x, y):
+    """Elementwise `x if condition else y`; the condition is a constant (no gradient)."""
+    condition = condition.data if isinstance(condition, Tensor) else condition
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    y = y if isinstance(y, Tensor) else Tensor(y, dtype=x.dtype)
+    return ops.where(x, y, condition=condition.astype(bool))
+
+
+def maximum(x, y):
+    """Elementwise maximum; the gradient goes to the larger operand."""
+    return where(x.data >= (y.data if isinstance(y, Tensor) else y), x, y)
+
+
+def logsumexp(x, axis=-1, keepdims=False):
+    """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
+    shift = x.max(axis=axis, keepdims=True).detach()
+    out = (x - shift).exp().sum(axis=axis, keepdims=True).log() + shift
+    return out if keepdims else out.reshape([n for i, n in enumerate(out.shape) if i != axis % x.ndim])
+
+
+def log_softmax(x, axis=-1):
+    return x - logsumexp(x, axis=axis, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    return log_softmax(x, axis=axis).exp()

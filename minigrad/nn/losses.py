@@ -1,0 +1,40 @@
+"""Loss functions: scalar tensors that training drives down."""
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..functional import log_softmax
+from ..tensor import Tensor
+
+
+def mse_loss(prediction, target):
+    """Mean squared error."""
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=prediction.dtype)
+    if prediction.shape != target.shape:
+        raise ShapeError(f"mse_loss: prediction has shape {prediction.shape} but target has shape {target.shape}")
+    diff = prediction - target
+    return (diff * diff).mean()
+
+
+def cross_entropy(logits, labels):
+    """Mean negative log-likelihood of integer class `labels` under softmax(`logits`).
+
+    Computed through log-softmax, which subtracts the row maximum first, so large logits do not
+    overflow the exponential.
+    """
+    labels = np.asarray(labels.data if isinstance(labels, Tensor) else labels)
+    if logits.ndim != 2 or labels.shape != (logits.shape[0],):
+        raise ShapeError(f"cross_entropy: logits must be (batch, classes) and labels (batch,), got {logits.shape} and {labels.shape}")
+    if labels.dtype.kind not in "iu" or labels.min(initial=0) < 0 or labels.max(initial=0) >= logits.shape[1]:
+        raise ValueError(f"cross_entropy: labels must be integers in [0, {logits.shape[1]}), got {labels[:8]}...")
+    picked = log_softmax(logits, axis=1)[np.arange(len(labels)), labels]
+    return -picked.mean()
+
+
+def binary_cross_entropy_with_logits(logits, targets):
+    """Mean binary cross-entropy of targets in [0, 1] given logits: log(1 + e^z) - t z, stably."""
+    targets = targets if isinstance(targets, Tensor) else Tensor(targets, dtype=logits.dtype)
+    if logits.shape != targets.shape:
+        raise ShapeError(f"binary_cross_entropy_with_logits: logits {logits.shape} and targets {targets.shape} differ")
+    softplus = logits.relu() + (-logits.abs()).exp().__add__(1.0).log()
+    return (softplus - targets * logits).mean()

@@ -1,0 +1,1 @@
+"""Gradient utilities used by training loops."""

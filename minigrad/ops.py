@@ -1,0 +1,310 @@
+"""The primitive operations: for each, its forward, its VJP rule and its JVP rule, in one place.
+
+Like JAX's autodidax, an operation is a `Primitive` holding three functions:
+
+* `forward(*arrays, **params)` computes the value with numpy;
+* `vjp(g, out, *inputs, **params)` maps the output's adjoint `g` to one adjoint per input
+  (reverse mode: `v̄_i = Σ_j v̄_j ∂v_j/∂v_i` is a sum of these);
+* `jvp(tangents, out, *inputs, **params)` maps the inputs' tangents to the output's tangent
+  (forward mode, the dual-number rule).
+
+The rules take and return `Tensor`s and are written with minigrad operations, so a backward pass
+run with `create_graph=True` is itself a graph that can be differentiated again. Rules return
+adjoints in the broadcast shape; the engine sums them back to each input's shape (`unbroadcast`).
+Non-differentiable pieces (the mask of `relu`, the argmax of `max`) enter as constants.
+"""
+
+import math
+
+import numpy as np
+
+from . import autograd
+from .errors import ShapeError
+from .grad_mode import state
+from .tensor import Node, Tensor
+
+
+class Primitive:
+    """A differentiable operation; calling it on tensors records a `Node` when grads are needed."""
+
+    __slots__ = ("name", "forward", "vjp", "jvp")
+
+    def __init__(self, name, forward, vjp, jvp):
+        self.name = name
+        self.forward = forward
+        self.vjp = vjp
+        self.jvp = jvp
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def __call__(self, *inputs, **params):
+        try:
+            data = self.forward(*[t.data for t in inputs], **params)
+        except (ValueError, IndexError) as error:
+            shapes = ", ".join(str(t.shape) for t in inputs)
+            raise ShapeError(f"{self.name}: cannot apply to shapes {shapes}{_describe(params)}: {error}") from None
+        record = state.grad_enabled and any(t.requires_grad for t in inputs)
+        out = Tensor._result(data, Node(self, inputs, params) if record else None)
+        if state.forward_mode_depth and any(t._tangent is not None for t in inputs):
+            out._tangent = self._push_tangents(out, inputs, params)
+        return out
+
+    def _push_tangents(self, out, inputs, params):
+        """Forward mode: the output's tangent from the inputs' (missing ones are zero)."""
+        tangents = [t._tangent if t._tangent is not None else constant(np.zeros_like(t.data)) for t in inputs]
+        state.forward_mode_depth -= 1  # the tangent arithmetic itself carries no tangents
+        try:
+            return self.jvp(tangents, out, *inputs, **params)
+        finally:
+            state.forward_mode_depth += 1
+
+
+def _describe(params):
+    shown = {k: v for k, v in params.items() if k != "index"}
+    return f" with {shown}" if shown else ""
+
+
+def constant(array):
+    """A tensor outside any graph: masks, zeros and other values gradients do not flow into."""
+    return Tensor._result(np.asarray(array), None)
+
+
+# --------------------------------------------------------------------------- elementwise binary
+add = Primitive(
+    "add",
+    forward=np.add,
+    vjp=lambda g, out, x, y: (g, g),
+    jvp=lambda t, out, x, y: t[0] + t[1],
+)
+sub = Primitive(
+    "sub",
+    forward=np.subtract,
+    vjp=lambda g, out, x, y: (g, -g),
+    jvp=lambda t, out, x, y: t[0] - t[1],
+)
+mul = Primitive(
+    "mul",
+    forward=np.multiply,
+    vjp=lambda g, out, x, y: (g * y, g * x),
+    jvp=lambda t, out, x, y: t[0] * y + x * t[1],
+)
+div = Primitive(
+    "div",
+    forward=np.divide,
+    vjp=lambda g, out, x, y: (g / y, -g * out / y),
+    jvp=lambda t, out, x, y: (t[0] - out * t[1]) / y,
+)
+
+# --------------------------------------------------------------------------- elementwise unary
+neg = Primitive("neg", forward=np.negative, vjp=lambda g, out, x: (-g,), jvp=lambda t, out, x: -t[0])
+power = Primitive(
+    "power",
+    forward=lambda x, exponent: np.power(x, exponent),
+    vjp=lambda g, out, x, exponent: (g * (exponent * power(x, exponent=exponent - 1)),),
+    jvp=lambda t, out, x, exponent: t[0] * (exponent * power(x, exponent=exponent - 1)),
+)
+exp = Primitive("exp", forward=np.exp, vjp=lambda g, out, x: (g * out,), jvp=lambda t, out, x: t[0] * out)
+log = Primitive("log", forward=np.log, vjp=lambda g, out, x: (g / x,), jvp=lambda t, out, x: t[0] / x)
+sin = Primitive("sin", forward=np.sin, vjp=lambda g, out, x: (g * cos(x),), jvp=lambda t, out, x: t[0] * cos(x))
+cos = Primitive("cos", forward=np.cos, vjp=lambda g, out, x: (-g * sin(x),), jvp=lambda t, out, x: -t[0] * sin(x))
+tanh = Primitive(
+    "tanh",
+    forward=np.tanh,
+    vjp=lambda g, out, x: (g * (1.0 - out * out),),
+    jvp=lambda t, out, x: t[0] * (1.0 - out * out),
+)
+sigmoid = Primitive(
+    "sigmoid",
+    forward=lambda x: 0.5 * (np.tanh(0.5 * x) + 1.0),  # stable for large |x|, no overflow warnings
+    vjp=lambda g, out, x: (g * (out * (1.0 - out)),),
+    jvp=lambda t, out, x: t[0] * (out * (1.0 - out)),
+)
+
+
+def _mask(x, condition):
+    return constant(condition.astype(x.dtype))
+
+
+relu = Primitive(
+    "relu",
+    forward=lambda x: np.maximum(x, 0),
+    vjp=lambda g, out, x: (g * _mask(x, x.data > 0),),
+    jvp=lambda t, out, x: t[0] * _mask(x, x.data > 0),
+)
+absolute = Primitive(
+    "abs",
+    forward=np.abs,
+    vjp=lambda g, out, x: (g * constant(np.sign(x.data)),),
+    jvp=lambda t, out, x: t[0] * constant(np.sign(x.data)),
+)
+
+
+def _inside(x, low, high):
+    inside = np.ones(x.shape, dtype=bool)
+    if low is not None:
+        inside &= x.data >= low
+    if high is not None:
+        inside &= x.data <= high
+    return _mask(x, inside)
+
+
+clip = Primitive(
+    "clip",
+    forward=lambda x, low, high: np.clip(x, low, high),
+    vjp=lambda g, out, x, low, high: (g * _inside(x, low, high),),
+    jvp=lambda t, out, x, low, high: t[0] * _inside(x, low, high),
+)
+astype = Primitive(
+    "astype",
+    forward=lambda x, dtype: x.astype(dtype),
+    vjp=lambda g, out, x, dtype: (astype(g, dtype=x.dtype),),
+    jvp=lambda t, out, x, dtype: astype(t[0], dtype=dtype),
+)
+where = Primitive(
+    "where",
+    forward=lambda x, y, condition: np.where(condition, x, y),
+    vjp=lambda g, out, x, y, condition: (g * _mask(g, condition), g * _mask(g, ~condition)),
+    jvp=lambda t, out, x, y, condition: where(t[0], t[1], condition=condition),
+)
+
+# --------------------------------------------------------------------------- linear algebra
+matmul = Primitive(
+    "matmul",
+    forward=np.matmul,
+    vjp=lambda g, out, x, y: (g @ y.mT, x.mT @ g),
+    jvp=lambda t, out, x, y: t[0] @ y + x @ t[1],
+)
+
+
+def matmul_any(x, y):
+    """numpy's `@` for every operand rank: 1-D operands become matrices and back again."""
+    if x.ndim == 0 or y.ndim == 0:
+        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {x.shape} and {y.shape}")
+    if x.ndim >= 2 and y.ndim >= 2:
+        return matmul(x, y)
+    out = matmul(x.reshape(1, -1) if x.ndim == 1 else x, y.reshape(-1, 1) if y.ndim == 1 else y)
+    shape = out.shape[:-2] + (out.shape[-2:-1] if x.ndim > 1 else ()) + (out.shape[-1:] if y.ndim > 1 else ())
+    return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------- reductions
+def normalize_axis(axis, ndim):
+    """None, or a sorted tuple of non-negative axes."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in axes:
+        if not -max(ndim, 1) <= a < max(ndim, 1):
+            raise ShapeError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
+    return tuple(sorted(int(a) % max(ndim, 1) for a in axes))
+
+
+def _keepdims_shape(shape, axis):
+    return tuple(1 if axis is None or i in axis else n for i, n in enumerate(shape))
+
+
+def _sum_vjp(g, out, x, axis, keepdims):
+    return (g.reshape(_keepdims_shape(x.shape, axis)).broadcast_to(x.shape),)
+
+
+reduce_sum = Primitive(
+    "sum",
+    forward=lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    vjp=_sum_vjp,
+    jvp=lambda t, out, x, axis, keepdims: t[0].sum(axis=axis, keepdims=keepdims),
+)
+
+
+def _argmax_weights(x, out, axis):
+    """Where the maximum was attained, sharing the gradient equally between ties."""
+    hit = x.data == out.data.reshape(_keepdims_shape(x.shape, axis))
+    return constant(hit / hit.sum(axis=axis, keepdims=True))
+
+
+reduce_max = Primitive(
+    "max",
+    forward=lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    vjp=lambda g, out, x, axis, keepdims: (_sum_vjp(g, out, x, axis, keepdims)[0] * _argmax_weights(x, out, axis),),
+    jvp=lambda t, out, x, axis, keepdims: (t[0] * _argmax_weights(x, out, axis)).sum(axis=axis, keepdims=keepdims),
+)
+
+# --------------------------------------------------------------------------- shapes
+def resolve_shape(tensor, shape):
+    """`shape` with a -1 filled in, checked against the tensor's size."""
+    shape = tuple(int(n) for n in shape)
+    known = math.prod(n for n in shape if n != -1)
+    if shape.count(-1) == 1 and known:
+        shape = tuple(tensor.size // known if n == -1 else n for n in shape)
+    if shape.count(-1) or math.prod(shape) != tensor.size:
+        raise ShapeError(f"reshape: cannot reshape a tensor of shape {tensor.shape} ({tensor.size} elements) into {shape}")
+    return shape
+
+
+reshape = Primitive(
+    "reshape",
+    forward=lambda x, shape: np.reshape(x, shape),
+    vjp=lambda g, out, x, shape: (g.reshape(x.shape),),
+    jvp=lambda t, out, x, shape: t[0].reshape(shape),
+)
+transpose = Primitive(
+    "transpose",
+    forward=lambda x, axes: np.transpose(x, axes),
+    vjp=lambda g, out, x, axes: (g.transpose(tuple(np.argsort(axes))),),
+    jvp=lambda t, out, x, axes: t[0].transpose(axes),
+)
+broadcast_to = Primitive(
+    "broadcast_to",
+    forward=lambda x, shape: np.broadcast_to(x, shape),
+    vjp=lambda g, out, x, shape: (autograd.unbroadcast(g, x.shape),),
+    jvp=lambda t, out, x, shape: t[0].broadcast_to(shape),
+)
+
+
+def plain_index(index):
+    """Tensors inside an index become numpy arrays: indices are never differentiated."""
+    if isinstance(index, tuple):
+        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    return index.data if isinstance(index, Tensor) else index
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in parts)
+
+
+def _scatter_forward(g, index, shape):
+    out = np.zeros(shape, dtype=g.dtype)
+    if _is_basic(index):
+        out[index] = g  # basic indexing never repeats an element
+    else:
+        np.add.at(out, index, g)  # fancy indices may repeat: accumulate
+    return out
+
+
+getitem = Primitive(
+    "getitem",
+    forward=lambda x, index: x[index],
+    vjp=lambda g, out, x, index: (scatter(g, index=index, shape=x.shape),),
+    jvp=lambda t, out, x, index: getitem(t[0], index=index),
+)
+scatter = Primitive(
+    "scatter",  # the adjoint of indexing: place g at `index` in zeros of `shape`
+    forward=_scatter_forward,
+    vjp=lambda g, out, x, index, shape: (getitem(g, index=index),),
+    jvp=lambda t, out, x, index, shape: scatter(t[0], index=index, shape=shape),
+)
+
+
+def _split(g, inputs, axis):
+    edges = np.cumsum([0] + [t.shape[axis] for t in inputs])
+    prefix = (slice(None),) * axis
+    return tuple(g[prefix + (slice(int(a), int(b)),)] for a, b in zip(edges[:-1], edges[1:]))
+
+
+concatenate = Primitive(
+    "concatenate",
+    forward=lambda *xs, axis: np.concatenate(xs, axis=axis),
+    vjp=lambda g, out, *xs, axis: _split(g, xs, axis),
+    jvp=lambda t, out, *xs, axis: concatenate(*t, axis=axis),
+)

@@ -1,0 +1,65 @@
+"""Optimisers: update parameters from their `.grad`, outside any graph."""
+
+import numpy as np
+
+
+class Optimizer:
+    """Holds the parameters; `zero_grad()` forgets gradients, `step()` updates the data in place."""
+
+    def __init__(self, params, lr):
+        self.params = list(params)
+        if not self.params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        if lr <= 0:
+            raise ValueError(f"{type(self).__name__}: learning rate must be positive, got {lr}")
+        self.lr = lr
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def _with_grads(self):
+        """Parameters that take part in training now: frozen or unused ones are skipped."""
+        return [(i, p) for i, p in enumerate(self.params) if p.requires_grad and p.grad is not None]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum and weight decay."""
+
+    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0):
+        super().__init__(params, lr)
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.velocity = [None] * len(self.params)
+
+    def step(self):
+        for i, p in self._with_grads():
+            g = p.grad.data + self.weight_decay * p.data if self.weight_decay else p.grad.data
+            if self.momentum:
+                v = g if self.velocity[i] is None else self.momentum * self.velocity[i] + g
+                self.velocity[i] = v
+                g = v
+            p.data -= self.lr * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015): per-parameter steps scaled by running moments of the gradient."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, lr)
+        self.beta1, self.beta2 = betas
+        self.eps = eps
+        self.weight_decay = weight_decay
+        self.m = [np.zeros_like(p.data) for p in self.params]
+        self.v = [np.zeros_like(p.data) for p in self.params]
+        self.steps = [0] * len(self.params)
+
+    def step(self):
+        for i, p in self._with_grads():
+            g = p.grad.data + self.weight_decay * p.data if self.weight_decay else p.grad.data
+            self.steps[i] += 1
+            self.m[i] = self.beta1 * self.m[i] + (1 - self.beta1) * g
+            self.v[i] = self.beta2 * self.v[i] + (1 - self.beta2) * g * g
+            m_hat = self.m[i] / (1 - self.beta1 ** self.steps[i])
+            v_hat = self.v[i] / (1 - self.beta2 ** self.steps[i])
+            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)

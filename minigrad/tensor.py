@@ -1,0 +1,352 @@
+"""The `Tensor`: a numpy array that remembers the operation that produced it.
+
+A tensor made by an operation points to a `Node` (the operation, its input tensors and its
+parameters). The node never points back to the tensor it produced, so a graph holds no reference
+cycles: Python frees it by reference counting alone and the cyclic garbage collector never has to
+walk it (micrograd's closures capture their output and pay for exactly that).
+
+Operators and methods here only translate Python syntax into the primitives of `minigrad.ops`,
+where each operation's forward, VJP and JVP live together.
+"""
+
+import numpy as np
+
+from .errors import DtypeError, GraphError
+
+
+class Node:
+    """How a tensor was computed: `op(*inputs, **params)`; what backward walks.
+
+    `inputs` becomes None once a backward pass has freed the graph (unless `retain_graph=True`),
+    which is how a second backward knows to fail loudly instead of doubling gradients.
+    """
+
+    __slots__ = ("op", "inputs", "params")
+
+    def __init__(self, op, inputs, params):
+        self.op = op
+        self.inputs = inputs
+        self.params = params
+
+    def __repr__(self):
+        return f"Node({self.op.name}, {len(self.inputs or ())} inputs, params={self.params})"
+
+
+def _as_array(data, dtype=None):
+    """Float64 unless the data already has a float dtype (or `dtype` says otherwise)."""
+    if isinstance(data, Tensor):
+        data = data.data
+    if dtype is not None:
+        return np.asarray(data, dtype=dtype)
+    array = np.asarray(data)
+    if array.dtype.kind == "f":
+        return array
+    if isinstance(data, (np.ndarray, np.generic)) and array.dtype.kind in "iub":
+        return array  # integer and boolean arrays stay as they are (labels, masks)
+    return array.astype(np.float64)
+
+
+class Tensor:
+    """An n-dimensional array with reverse-mode automatic differentiation.
+
+    `Tensor(data, requires_grad=False)` wraps `numpy.asarray(data)`: 0-d for scalars, float64
+    unless `data` already has a float dtype. Leaves that require grad accumulate `.grad` over
+    backward calls, as in PyTorch: call `zero_grad()` (or set `.grad = None`) between steps.
+    """
+
+    __slots__ = ("data", "grad", "requires_grad", "node", "_retains_grad", "_tangent", "__weakref__")
+    __array_ufunc__ = None  # numpy defers to our reflected operators: `ndarray * Tensor` -> Tensor
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        self.data = _as_array(data, dtype)
+        if requires_grad and self.data.dtype.kind != "f":
+            raise DtypeError(
+                f"Tensor: only floating-point tensors can require gradients, got dtype "
+                f"{self.data.dtype} with shape {self.data.shape}; convert with .astype(float) first"
+            )
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self.node = None
+        self._retains_grad = False
+        self._tangent = None
+
+    @classmethod
+    def _result(cls, data, node):
+        """Fast constructor for operation results: no conversion, no checks."""
+        out = cls.__new__(cls)
+        out.data = data
+        out.grad = None
+        out.requires_grad = node is not None
+        out.node = node
+        out._retains_grad = False
+        out._tangent = None
+        return out
+
+    # ----------------------------------------------------------------- array facts
+    shape = property(lambda self: self.data.shape, doc="The shape of the underlying array.")
+    dtype = property(lambda self: self.data.dtype, doc="The numpy dtype of the underlying array.")
+    ndim = property(lambda self: self.data.ndim, doc="Number of dimensions.")
+    size = property(lambda self: self.data.size, doc="Number of elements.")
+
+    @property
+    def is_leaf(self):
+        """True for tensors not produced by a recorded operation (inputs and parameters)."""
+        return self.node is None
+
+    @property
+    def op(self):
+        """The name of the operation that produced this tensor, or None for a leaf."""
+        return None if self.node is None else self.node.op.name
+
+    @property
+    def parents(self):
+        """The input tensors of the operation that produced this tensor (empty for a leaf)."""
+        if self.node is None:
+            return ()
+        if self.node.inputs is None:
+            raise GraphError(_freed_message(self))
+        return self.node.inputs
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self.data)
+
+    def __repr__(self):
+        body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
+        extra = f", op={self.op}" if self.node is not None else ""
+        extra += ", requires_grad=True" if self.requires_grad and self.node is None else ""
+        return f"tensor({body}{extra})"
+
+    __hash__ = object.__hash__  # tensors are dictionary keys by identity, like PyTorch's
+
+    # ----------------------------------------------------------------- conversion
+    def numpy(self):
+        """The underlying numpy array (shared, not copied)."""
+        return self.data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(f"item(): tensor of shape {self.shape} has {self.size} elements, not 1")
+        return self.data.item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def detach(self):
+        """The same data, cut from the graph: gradients do not flow through the result."""
+        return Tensor._result(self.data, None)
+
+    def astype(self, dtype):
+        """A copy converted to `dtype` (differentiable between float dtypes)."""
+        return _ops.astype(self, dtype=np.dtype(dtype))
+
+    def requires_grad_(self, flag=True):
+        """Mark a leaf as a parameter (or freeze it with False); returns self."""
+        if not self.is_leaf:
+            raise GraphError(
+                f"requires_grad_(): only leaves can change requires_grad; this tensor came from "
+                f"'{self.op}'. Use .detach() to cut it from the graph."
+            )
+        if flag and self.data.dtype.kind != "f":
+            raise DtypeError(f"requires_grad_(): integer tensor of dtype {self.dtype} cannot require grad")
+        self.requires_grad = bool(flag)
+        return self
+
+    def retain_grad(self):
+        """Keep `.grad` on this intermediate tensor after backward (leaves always keep it)."""
+        self._retains_grad = True
+        return self
+
+    def zero_grad(self):
+        """Forget the accumulated gradient."""
+        self.grad = None
+
+    def backward(self, grad=None, retain_graph=False, create_graph=False):
+        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
+
+        A non-scalar tensor needs `grad` (the vector of the vector-Jacobian product). The graph is
+        freed afterwards unless `retain_graph=True`; `create_graph=True` records the backward
+        pass itself so that the gradients can be differentiated again (Hessian-vector products).
+        """
+        from .autograd import backward
+
+        backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+
+    # ----------------------------------------------------------------- arithmetic
+    def _lift(self, other):
+        """Python numbers and arrays join an operation as constants of this tensor's dtype."""
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, (int, float)):
+            return Tensor._result(np.asarray(other, dtype=self.data.dtype), None)
+        return Tensor(other)
+
+    def __add__(self, other):
+        return _ops.add(self, self._lift(other))
+
+    def __radd__(self, other):
+        return _ops.add(self._lift(other), self)
+
+    def __sub__(self, other):
+        return _ops.sub(self, self._lift(other))
+
+    def __rsub__(self, other):
+        return _ops.sub(self._lift(other), self)
+
+    def __mul__(self, other):
+        return _ops.mul(self, self._lift(other))
+
+    def __rmul__(self, other):
+        return _ops.mul(self._lift(other), self)
+
+    def __truediv__(self, other):
+        return _ops.div(self, self._lift(other))
+
+    def __rtruediv__(self, other):
+        return _ops.div(self._lift(other), self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, (int, float)):
+            return _ops.power(self, exponent=float(exponent))
+        return _ops.exp(self._lift(exponent) * _ops.log(self))
+
+    def __rpow__(self, base):
+        return _ops.exp(self * _ops.log(self._lift(base)))
+
+    def __matmul__(self, other):
+        return _ops.matmul_any(self, self._lift(other))
+
+    def __rmatmul__(self, other):
+        return _ops.matmul_any(self._lift(other), self)
+
+    # Comparisons give constant boolean tensors (masks), never part of the graph.
+    def _compare(self, other, fn):
+        other = other.data if isinstance(other, Tensor) else other
+        return Tensor._result(fn(self.data, other), None)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()"
+            )
+        return bool(self.data)
+
+    def all(self):
+        return bool(self.data.all())
+
+    def any(self):
+        return bool(self.data.any())
+
+    # ----------------------------------------------------------------- reductions and shapes
+    def sum(self, axis=None, keepdims=False):
+        return _ops.reduce_sum(self, axis=_ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        axes = _ops.normalize_axis(axis, self.ndim)
+        count = int(np.prod([self.shape[a] for a in axes])) if axes is not None else self.size
+        return self.sum(axis=axes, keepdims=keepdims) / max(count, 1)
+
+    def max(self, axis=None, keepdims=False):
+        return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _ops.reshape(self, shape=_ops.resolve_shape(self, shape))
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
+        return _ops.transpose(self, axes=tuple(a % self.ndim for a in axes))
+
+    @property
+    def T(self):
+        """All axes reversed (numpy's `.T`)."""
+        return self.transpose()
+
+    @property
+    def mT(self):
+        """The last two axes swapped: the matrix transpose of a batch of matrices."""
+        return self.swapaxes(-1, -2)
+
+    def swapaxes(self, a, b):
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return self.transpose(axes)
+
+    def broadcast_to(self, shape):
+        shape = tuple(shape)
+        return self if shape == self.shape else _ops.broadcast_to(self, shape=shape)
+
+    def expand_dims(self, axis):
+        return self.reshape(np.expand_dims(np.empty(self.shape, dtype=bool), axis).shape)
+
+    def flatten(self):
+        return self.reshape(-1)
+
+    def __getitem__(self, index):
+        return _ops.getitem(self, index=_ops.plain_index(index))
+
+    # ----------------------------------------------------------------- elementwise functions
+    def exp(self):
+        return _ops.exp(self)
+
+    def log(self):
+        return _ops.log(self)
+
+    def tanh(self):
+        return _ops.tanh(self)
+
+    def sigmoid(self):
+        return _ops.sigmoid(self)
+
+    def relu(self):
+        return _ops.relu(self)
+
+    def sin(self):
+        return _ops.sin(self)
+
+    def cos(self):
+        return _ops.cos(self)
+
+    def sqrt(self):
+        return _ops.power(self, exponent=0.5)
+
+    def abs(self):
+        return _ops.absolute(self)
+
+    def clip(self, low=None, high=None):
+        return _ops.clip(self, low=low, high=high)
+
+
+def _freed_message(tensor):
+    return (
+        f"backward through a graph that was already freed: the tensor of shape {tensor.shape} made "
+        f"by '{tensor.node.op.name}' lost its saved inputs in an earlier backward(). Pass "
+        f"retain_graph=True to the first backward() to differentiate the same graph twice."
+    )
+
+
+from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)

@@ -1,0 +1,188 @@
+"""Function transformations: `grad`, `value_and_grad`, `vjp`, `jvp`, `hvp`, `jacobian`, `hessian`,
+and `gradcheck`.
+
+They take Python functions of tensors and return new functions (or values), JAX-style, on top of
+the same engine that `Tensor.backward` uses. They compose: `grad(grad(f))` differentiates the
+backward pass of `f`, because the inner `grad` records its backward pass when its input is itself
+being differentiated.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .autograd import gradients
+from .grad_mode import enable_grad, state
+from .tensor import Tensor
+
+
+def _differentiable(x):
+    """`x` as a tensor we can differentiate with respect to, keeping any outer graph or tangent."""
+    if isinstance(x, Tensor) and x.requires_grad:
+        return x
+    data = x.data if isinstance(x, Tensor) else np.asarray(x, dtype=np.result_type(np.asarray(x).dtype, np.float64))
+    leaf = Tensor._result(data, None)
+    leaf.requires_grad = True
+    leaf._tangent = x._tangent if isinstance(x, Tensor) else None
+    return leaf
+
+
+def _argnums(argnums):
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def value_and_grad(f, argnums=0):
+    """A function returning `(f(*args), df/d args[argnums])` for scalar-valued `f`."""
+
+    def value_and_grad_f(*args):
+        args = list(args)
+        nested = any(isinstance(args[i], Tensor) and args[i].requires_grad for i in _argnums(argnums))
+        for i in _argnums(argnums):
+            args[i] = _differentiable(args[i])
+        with enable_grad():
+            out = f(*args)
+        grads = gradients(out, [args[i] for i in _argnums(argnums)], create_graph=nested)
+        return out, (grads[0] if isinstance(argnums, int) else grads)
+
+    return value_and_grad_f
+
+
+def grad(f, argnums=0):
+    """The gradient function of a scalar-valued `f`: `grad(f)(x)` is df/dx, shaped like x."""
+    value_and_grad_f = value_and_grad(f, argnums)
+    return lambda *args: value_and_grad_f(*args)[1]
+
+
+def vjp(f, *primals):
+    """`(f(*primals), vjp_fn)`, where `vjp_fn(u)` is uᵀJ: one reverse pass per call."""
+    xs = [_differentiable(p) for p in primals]
+    with enable_grad():
+        out = f(*xs)
+
+    def vjp_fn(cotangent):
+        return gradients(out, xs, grad=cotangent, retain_graph=True)
+
+    return out, vjp_fn
+
+
+def jvp(f, primals, tangents):
+    """`(f(*primals), J v)`: forward mode, the tangent carried along with each value.
+
+    Every primitive's JVP rule runs right after its forward, so memory stays constant in the
+    depth of the computation, but each call yields one directional derivative only.
+    """
+    xs = []
+    for p, t in zip(primals, tangents, strict=True):
+        x = Tensor._result(p.data if isinstance(p, Tensor) else np.asarray(p, dtype=np.float64), None)
+        if isinstance(p, Tensor) and p.requires_grad:
+            x = p  # keep an outer reverse-mode graph (reverse-over-forward)
+        x._tangent = t if isinstance(t, Tensor) else Tensor(t, dtype=x.dtype)
+        xs.append(x)
+    state.forward_mode_depth += 1
+    try:
+        out = f(*xs)
+    finally:
+        state.forward_mode_depth -= 1
+        for x in xs:
+            x._tangent = None
+    tangent = out._tangent if out._tangent is not None else Tensor(np.zeros_like(out.data))
+    out._tangent = None
+    return out, tangent
+
+
+def hvp(f, x, v, mode="forward-over-reverse"):
+    """The Hessian-vector product H v of scalar `f` at `x`, without forming H (Pearlmutter 1994).
+
+    "forward-over-reverse" pushes the tangent v through the backward pass; "reverse-over-reverse"
+    differentiates ⟨∇f(x), v⟩ once more. Both cost a small multiple of one gradient.
+    """
+    if mode == "forward-over-reverse":
+        return jvp(grad(f), (x,), (v,))[1]
+    if mode == "reverse-over-reverse":
+        v = v if isinstance(v, Tensor) else Tensor(v)
+        return grad(lambda y: (grad(f)(y) * v).sum())(x)
+    raise ValueError(f"hvp: mode must be 'forward-over-reverse' or 'reverse-over-reverse', got {mode!r}")
+
+
+def jacobian(f, x, mode="reverse"):
+    """The Jacobian of `f` at `x`, shaped out.shape + x.shape.
+
+    Reverse mode builds it a row at a time (one VJP per output element); forward mode a column at
+    a time (one JVP per input element): the cheaper mode has the fewer passes.
+    """
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if mode == "reverse":
+        out, vjp_fn = vjp(f, x)
+        rows = [vjp_fn(np.eye(out.size)[k].reshape(out.shape))[0].data for k in range(out.size)]
+        return Tensor(np.stack(rows).reshape(out.shape + x.shape))
+    if mode == "forward":
+        basis = np.eye(x.size, dtype=x.dtype)
+        columns = [jvp(f, (x,), (basis[k].reshape(x.shape),))[1].data for k in range(x.size)]
+        out_shape = columns[0].shape
+        return Tensor(np.stack(columns, axis=-1).reshape(out_shape + x.shape))
+    raise ValueError(f"jacobian: mode must be 'reverse' or 'forward', got {mode!r}")
+
+
+def hessian(f, x):
+    """The full Hessian of scalar `f` at `x` (forward over reverse): for small checks only."""
+    return jacobian(grad(f), x, mode="forward")
+
+
+@dataclasses.dataclass
+class GradcheckReport:
+    """How far the analytic gradient is from central differences, and where the worst error is."""
+
+    ok: bool
+    max_error: float
+    input_index: int
+    element: tuple
+    analytic: float
+    numeric: float
+
+    def __bool__(self):
+        return self.ok
+
+    def __str__(self):
+        verdict = "passed" if self.ok else "FAILED"
+        return (
+            f"gradcheck {verdict}: worst error {self.max_error:.2e} at input {self.input_index}, "
+            f"element {self.element}: analytic {self.analytic:.8g}, numeric {self.numeric:.8g}"
+        )
+
+
+class GradcheckError(AssertionError):
+    """The analytic gradient disagrees with central differences."""
+
+
+def gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exception=True):
+    """Compare every input's gradient with central differences in float64.
+
+    For non-scalar outputs a fixed random cotangent u reduces f to the scalar ⟨u, f(x)⟩, so one
+    reverse pass checks the whole Jacobian against 2·(number of input elements) evaluations.
+    Returns a truthy `GradcheckReport`; raises `GradcheckError` on failure unless told not to.
+    """
+    xs = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64) for x in inputs]
+    u = np.random.default_rng(seed).standard_normal(np.shape(f(*[Tensor(x) for x in xs]).data))
+
+    def scalar(*arrays):
+        return float(np.sum(u * f(*[Tensor(a) for a in arrays]).data))
+
+    _, vjp_fn = vjp(f, *[Tensor(x) for x in xs])
+    analytic = [g.data for g in vjp_fn(Tensor(u))]
+    worst = GradcheckReport(True, 0.0, 0, (), 0.0, 0.0)
+    for i, x in enumerate(xs):
+        for element in np.ndindex(x.shape):
+            saved = x[element]
+            x[element] = saved + eps
+            up = scalar(*xs)
+            x[element] = saved - eps
+            down = scalar(*xs)
+            x[element] = saved
+            numeric = (up - down) / (2 * eps)
+            error = abs(analytic[i][element] - numeric) / (atol + rtol * abs(numeric))
+            if error >= worst.max_error:
+                worst = GradcheckReport(error <= 1.0, error, i, element, float(analytic[i][element]), numeric)
+    worst.ok = worst.max_error <= 1.0
+    if not worst.ok and raise_exception:
+        raise GradcheckError(str(worst))
+    return worst
