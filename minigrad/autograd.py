@@ -6,6 +6,9 @@ before a vertex passes its own adjoint on, so each operation's VJP rule runs exa
 whole pass costs a small constant times the forward pass, O(|V| + |E|).
 """
 
+import contextlib
+import dataclasses
+
 import numpy as np
 
 from .errors import GraphError, ShapeError
@@ -59,6 +62,41 @@ def _check_output(output, name):
         )
 
 
+@dataclasses.dataclass
+class VJPCount:
+    """What backward passes cost: VJP rules evaluated, and input adjoints computed only to be dropped.
+
+    A rule returns an adjoint for every input, so an input that does not require grad (a frozen
+    weight, the data) still costs its share of the rule's arithmetic, which the engine then drops:
+    `discarded` counts those. Frozen *subgraphs* cost nothing at all: operations whose inputs all
+    have `requires_grad=False` record no node, so backward never reaches them.
+    """
+
+    vjps: int = 0
+    discarded: int = 0
+
+
+_vjp_counters = []  # the active count_vjps() contexts; empty (and so free to check) otherwise
+
+
+@contextlib.contextmanager
+def count_vjps():
+    """Count the VJP rules that backward passes inside the block evaluate (contexts nest)."""
+    counter = VJPCount()
+    _vjp_counters.append(counter)
+    try:
+        yield counter
+    finally:
+        _vjp_counters.remove(counter)
+
+
+def _count_vjp(inputs, adjoints):
+    discarded = sum(a is not None and not t.requires_grad for t, a in zip(inputs, adjoints))
+    for counter in _vjp_counters:
+        counter.vjps += 1
+        counter.discarded += discarded
+
+
 def _propagate(output, seed, retain_graph, create_graph, wanted=None):
     """Run every VJP rule once, from `output` down, in reverse topological order.
 
@@ -81,7 +119,10 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
             if tensor.is_leaf:
                 continue
             node = tensor.node
-            for parent, parent_adjoint in zip(node.inputs, node.op.vjp(adjoint, tensor, *node.inputs, **node.params)):
+            parent_adjoints = node.op.vjp(adjoint, tensor, *node.inputs, **node.params)
+            if _vjp_counters:
+                _count_vjp(node.inputs, parent_adjoints)
+            for parent, parent_adjoint in zip(node.inputs, parent_adjoints):
                 if parent_adjoint is None or not parent.requires_grad:
                     continue
                 if parent_adjoint.shape != parent.shape:
@@ -93,9 +134,14 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
     return found
 
 
-def backward(output, grad=None, retain_graph=False, create_graph=False):
-    """Accumulate d(output)/d(leaf) into `.grad` of every leaf below `output` that requires grad."""
+def backward(output, grad=None, retain_graph=None, create_graph=False):
+    """Accumulate d(output)/d(leaf) into `.grad` of every leaf below `output` that requires grad.
+
+    `retain_graph` defaults to `create_graph` (as in PyTorch): the recorded backward pass refers to
+    the first graph's tensors, so differentiating it again needs that graph intact.
+    """
     _check_output(output, "backward")
+    retain_graph = create_graph if retain_graph is None else retain_graph
     _propagate(output, _seed(output, grad), retain_graph, create_graph)
 
 

@@ -163,12 +163,13 @@ class Tensor:
         """Forget the accumulated gradient."""
         self.grad = None
 
-    def backward(self, grad=None, retain_graph=False, create_graph=False):
+    def backward(self, grad=None, retain_graph=None, create_graph=False):
         """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
 
         A non-scalar tensor needs `grad` (the vector of the vector-Jacobian product). The graph is
-        freed afterwards unless `retain_graph=True`; `create_graph=True` records the backward
-        pass itself so that the gradients can be differentiated again (Hessian-vector products).
+        freed afterwards unless `retain_graph=True` (which `create_graph=True` implies);
+        `create_graph=True` records the backward pass itself so that the gradients can be
+        differentiated again (Hessian-vector products).
         """
         from .autograd import backward
 
