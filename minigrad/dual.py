@@ -1,0 +1,105 @@
+"""Dual numbers: forward-mode automatic differentiation in its smallest form.
+
+A dual number a + b·ε with ε² = 0 carries a value (the primal a) and a directional derivative
+(the tangent b). Arithmetic on dual numbers is arithmetic on truncated Taylor series,
+
+    f(a + b ε) = f(a) + f'(a) b ε,
+
+so evaluating a program on duals computes its value and its derivative in the same pass, with no
+graph and no stored intermediates (Wengert 1964; Griewank & Walther 2008, ch. 3). Each pass gives
+one directional derivative J·v: a full gradient of f: Rᴺ → R takes N passes, the price that
+reverse mode avoids.
+
+`Dual` is chapter 3's graded exercise in its reference form. Its methods have the names of the
+`Tensor` methods (`sin`, `exp`, `tanh`, …), so one Python function written with operators and
+methods runs on floats-in-`Dual`s, on tensors and on symbolic expressions alike. Primal and
+tangent may also be numpy arrays (elementwise duals): one pass then pushes a whole vector of
+values through `f`. `minigrad.jvp` applies the same rules to tensors, one JVP rule per primitive.
+"""
+
+import numpy as np
+
+
+class Dual:
+    """primal + tangent·ε with ε² = 0: a value and its derivative along one direction."""
+
+    __slots__ = ("primal", "tangent")
+    __array_ufunc__ = None  # numpy defers to our reflected operators: `ndarray * Dual` -> Dual
+
+    def __init__(self, primal, tangent=0.0):
+        self.primal = primal
+        self.tangent = tangent
+
+    def __repr__(self):
+        return f"Dual({self.primal!r}, {self.tangent!r})"
+
+    @staticmethod
+    def lift(x):
+        """A plain number (or array) as a dual number: a constant, so its tangent is zero."""
+        return x if isinstance(x, Dual) else Dual(x, 0.0)
+
+    # (a + bε) ± (c + dε) = (a ± c) + (b ± d)ε
+    def __add__(self, other):
+        other = Dual.lift(other)
+        return Dual(self.primal + other.primal, self.tangent + other.tangent)
+
+    def __radd__(self, other):
+        return Dual.lift(other) + self
+
+    def __neg__(self):
+        return Dual(-self.primal, -self.tangent)
+
+    def __sub__(self, other):
+        return self + (-Dual.lift(other))
+
+    def __rsub__(self, other):
+        return Dual.lift(other) + (-self)
+
+    # (a + bε)(c + dε) = ac + (ad + bc)ε, since ε² = 0: the product rule
+    def __mul__(self, other):
+        other = Dual.lift(other)
+        return Dual(self.primal * other.primal, self.tangent * other.primal + self.primal * other.tangent)
+
+    def __rmul__(self, other):
+        return Dual.lift(other) * self
+
+    # (a + bε) / (c + dε) = a/c + (bc − ad)/c² ε: the quotient rule
+    def __truediv__(self, other):
+        other = Dual.lift(other)
+        quotient = self.primal / other.primal
+        return Dual(quotient, (self.tangent - quotient * other.tangent) / other.primal)
+
+    def __rtruediv__(self, other):
+        return Dual.lift(other) / self
+
+    # f(a + bε) = f(a) + f'(a) b ε: the chain rule, one line per elementary function
+    def sin(self):
+        return Dual(np.sin(self.primal), np.cos(self.primal) * self.tangent)
+
+    def cos(self):
+        return Dual(np.cos(self.primal), -np.sin(self.primal) * self.tangent)
+
+    def exp(self):
+        value = np.exp(self.primal)
+        return Dual(value, value * self.tangent)
+
+    def log(self):
+        return Dual(np.log(self.primal), self.tangent / self.primal)
+
+    def tanh(self):
+        value = np.tanh(self.primal)
+        return Dual(value, (1.0 - value * value) * self.tangent)
+
+
+def jvp_dual(f, x, v):
+    """`(f(x), J v)` by one forward pass of `f` on dual numbers.
+
+    `x` and `v` are sequences of the same length: the primals and the tangents (the direction v)
+    of `f`'s positional arguments. Seeding input i with tangent vᵢ makes every intermediate
+    carry its derivative along v, so the output's tangent is the directional derivative
+    Σᵢ ∂f/∂xᵢ vᵢ. An output that does not depend on the inputs (a plain number) has tangent 0.
+    """
+    if len(x) != len(v):
+        raise ValueError(f"jvp_dual: {len(x)} primals but {len(v)} tangents; give one tangent per input")
+    out = Dual.lift(f(*[Dual(primal, tangent) for primal, tangent in zip(x, v)]))
+    return out.primal, out.tangent
