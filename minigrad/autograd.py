@@ -128,7 +128,9 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
     found = {}
     adjoints = {id(output): seed}
     with set_grad_enabled(create_graph), _cyclic_gc_paused():
-        for tensor in reversed(topological_sort(output)):
+        order = topological_sort(output)
+        while order:
+            tensor = order.pop()  # popped, not iterated: once its children freed it, a tensor dies here
             adjoint = adjoints.pop(id(tensor), None)
             if adjoint is None or not tensor.requires_grad:
                 continue
@@ -176,4 +178,4 @@ def gradients(output, inputs, grad=None, retain_graph=None, create_graph=False):
     _check_output(output, "gradients")
     retain_graph = create_graph if retain_graph is None else retain_graph
     found = _propagate(output, _seed(output, grad), retain_graph, create_graph, wanted=inputs)
-    return tuple(found.get(id(t), Tensor._result(np.zeros_like(t.data), None)) for t in inputs)
+    return tuple(found[id(t)] if id(t) in found else Tensor._result(np.zeros_like(t.data), None) for t in inputs)

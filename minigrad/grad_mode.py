@@ -10,6 +10,7 @@ import functools
 class _State:
     grad_enabled = True
     forward_mode_depth = 0  # > 0 while `minigrad.jvp` pushes tangents through operations
+    record_hook = None  # called with each new Node while `minigrad.memory.track_saved_bytes` runs
 
 
 state = _State()

@@ -12,6 +12,7 @@ where each operation's forward, VJP and JVP live together.
 import numpy as np
 
 from .errors import DtypeError, GraphError
+from .grad_mode import state as _grad_state
 
 
 class Node:
@@ -27,6 +28,8 @@ class Node:
         self.op = op
         self.inputs = inputs
         self.params = params
+        if _grad_state.record_hook is not None:
+            _grad_state.record_hook(self)  # a memory tracker is watching (minigrad.memory.track_saved_bytes)
 
     def __repr__(self):
         return f"Node({self.op.name}, {len(self.inputs or ())} inputs, params={self.params})"

@@ -4,3 +4,5 @@ from . import utils
 from .layers import MLP, Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss
 from .module import Module, Parameter
+from .recurrent import RNN, RNNCell
+from .residual import ResidualBlock
