@@ -50,7 +50,11 @@ def _seed(output, grad):
 
 def _accumulate(tensor, grad, create_graph):
     """Leaves keep summing gradients across backward calls, as in PyTorch."""
-    if not create_graph:
+    if not create_graph and tensor.grad is None:
+        # A copy: adjoints are shared (add hands one array to both inputs, the seed may be the
+        # caller's array), and an in-place edit of one leaf's .grad must not change another's.
+        grad = Tensor._result(grad.data.copy(), None)
+    elif not create_graph:
         grad = grad.detach()
     tensor.grad = grad if tensor.grad is None else tensor.grad + grad
 

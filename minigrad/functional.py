@@ -1,5 +1,7 @@
 """Operations on several tensors, and numerically careful compositions of primitives."""
 
+import numpy as np
+
 from . import ops
 from .errors import ShapeError
 from .tensor import Tensor
@@ -15,7 +17,7 @@ def _tensors(name, tensors):
 def concatenate(tensors, axis=0):
     """Join tensors along an existing axis."""
     tensors = _tensors("concatenate", tensors)
-    return ops.concatenate(*tensors, axis=ops.normalize_axis(axis, tensors[0].ndim)[0])
+    return ops.concatenate(*tensors, axis=ops.normalize_axis(axis, tensors[0].ndim, "concatenate")[0])
 
 
 def stack(tensors, axis=0):
@@ -33,7 +35,7 @@ def where(condition, x, y):
     condition = condition.data if isinstance(condition, Tensor) else condition
     x = x if isinstance(x, Tensor) else Tensor(x)
     y = y if isinstance(y, Tensor) else Tensor(y, dtype=x.dtype)
-    return ops.where(x, y, condition=condition.astype(bool))
+    return ops.where(x, y, condition=np.asarray(condition, dtype=bool))  # lists and numpy bools too
 
 
 def maximum(x, y):
@@ -43,9 +45,10 @@ def maximum(x, y):
 
 def logsumexp(x, axis=-1, keepdims=False):
     """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
-    shift = x.max(axis=axis, keepdims=True).detach()
-    out = (x - shift).exp().sum(axis=axis, keepdims=True).log() + shift
-    return out if keepdims else out.reshape([n for i, n in enumerate(out.shape) if i != axis % x.ndim])
+    axes = ops.normalize_axis(axis, x.ndim, "logsumexp")  # an int, a tuple or None (all axes)
+    shift = x.max(axis=axes, keepdims=True).detach()
+    out = (x - shift).exp().sum(axis=axes, keepdims=True).log() + shift
+    return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if axes is not None and i not in axes])
 
 
 def log_softmax(x, axis=-1):

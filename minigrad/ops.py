@@ -191,6 +191,9 @@ def matmul_any(x, y):
     """numpy's `@` for every operand rank: 1-D operands become matrices and back again."""
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {x.shape} and {y.shape}")
+    inner = y.shape[-2] if y.ndim >= 2 else y.shape[0]
+    if x.shape[-1] != inner:
+        raise ShapeError(f"matmul: shapes {x.shape} and {y.shape} do not align ({x.shape[-1]} != {inner})")
     if x.ndim >= 2 and y.ndim >= 2:
         return matmul(x, y)
     out = matmul(x.reshape(1, -1) if x.ndim == 1 else x, y.reshape(-1, 1) if y.ndim == 1 else y)
@@ -199,14 +202,14 @@ def matmul_any(x, y):
 
 
 # --------------------------------------------------------------------------- reductions
-def normalize_axis(axis, ndim):
-    """None, or a sorted tuple of non-negative axes."""
+def normalize_axis(axis, ndim, op="axis"):
+    """None, or a sorted tuple of non-negative axes (errors name the operation `op`)."""
     if axis is None:
         return None
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):
-            raise ShapeError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
+            raise ShapeError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
     return tuple(sorted(int(a) % max(ndim, 1) for a in axes))
 
 
@@ -229,7 +232,7 @@ reduce_sum = Primitive(
 def _argmax_weights(x, out, axis):
     """Where the maximum was attained, sharing the gradient equally between ties."""
     hit = x.data == out.data.reshape(_keepdims_shape(x.shape, axis))
-    return constant(hit / hit.sum(axis=axis, keepdims=True))
+    return constant((hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype))  # float32 stays float32
 
 
 reduce_max = Primitive(

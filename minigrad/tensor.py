@@ -11,7 +11,7 @@ where each operation's forward, VJP and JVP live together.
 
 import numpy as np
 
-from .errors import DtypeError, GraphError
+from .errors import DtypeError, GraphError, ShapeError
 from .grad_mode import state as _grad_state
 
 
@@ -184,7 +184,10 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (int, float)):
-            return Tensor._result(np.asarray(other, dtype=self.data.dtype), None)
+            dtype = self.data.dtype
+            if dtype.kind != "f":  # promote like numpy: integer tensor + 0.5 is float, not truncated
+                dtype = np.result_type(dtype, other)
+            return Tensor._result(np.asarray(other, dtype=dtype), None)
         return Tensor(other)
 
     def __add__(self, other):
@@ -215,7 +218,7 @@ class Tensor:
         return _ops.neg(self)
 
     def __pow__(self, exponent):
-        if isinstance(exponent, (int, float)):
+        if isinstance(exponent, (int, float, np.integer, np.floating)):  # x ** np.int64(2) works for x < 0
             return _ops.power(self, exponent=float(exponent))
         return _ops.exp(self._lift(exponent) * _ops.log(self))
 
@@ -266,15 +269,15 @@ class Tensor:
 
     # ----------------------------------------------------------------- reductions and shapes
     def sum(self, axis=None, keepdims=False):
-        return _ops.reduce_sum(self, axis=_ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+        return _ops.reduce_sum(self, axis=_ops.normalize_axis(axis, self.ndim, "sum"), keepdims=keepdims)
 
     def mean(self, axis=None, keepdims=False):
-        axes = _ops.normalize_axis(axis, self.ndim)
+        axes = _ops.normalize_axis(axis, self.ndim, "mean")
         count = int(np.prod([self.shape[a] for a in axes])) if axes is not None else self.size
         return self.sum(axis=axes, keepdims=keepdims) / max(count, 1)
 
     def max(self, axis=None, keepdims=False):
-        return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+        return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim, "max"), keepdims=keepdims)
 
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
@@ -283,7 +286,10 @@ class Tensor:
     def transpose(self, *axes):
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         axes = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
-        return _ops.transpose(self, axes=tuple(a % self.ndim for a in axes))
+        perm = tuple(a % self.ndim if -self.ndim <= a < self.ndim else a for a in axes)
+        if sorted(perm) != list(range(self.ndim)):
+            raise ShapeError(f"transpose: axes {axes} are not a permutation of the axes of a tensor of shape {self.shape}")
+        return _ops.transpose(self, axes=perm)
 
     @property
     def T(self):
@@ -296,6 +302,7 @@ class Tensor:
         return self.swapaxes(-1, -2)
 
     def swapaxes(self, a, b):
+        _ops.normalize_axis((a, b), self.ndim, "swapaxes")  # checks both axes exist
         axes = list(range(self.ndim))
         axes[a], axes[b] = axes[b], axes[a]
         return self.transpose(axes)
@@ -305,7 +312,11 @@ class Tensor:
         return self if shape == self.shape else _ops.broadcast_to(self, shape=shape)
 
     def expand_dims(self, axis):
-        return self.reshape(np.expand_dims(np.empty(self.shape, dtype=bool), axis).shape)
+        try:
+            shape = np.expand_dims(np.empty(self.shape, dtype=bool), axis).shape
+        except ValueError as error:  # numpy's AxisError
+            raise ShapeError(f"expand_dims: {error} (a tensor of shape {self.shape})") from None
+        return self.reshape(shape)
 
     def flatten(self):
         return self.reshape(-1)

@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 
 from .autograd import gradients
+from .errors import ShapeError
 from .grad_mode import enable_grad, state
 from .numerical import central_difference
 from .tensor import Tensor
@@ -72,6 +73,10 @@ def jvp(f, primals, tangents):
     Every primitive's JVP rule runs right after its forward, so memory stays constant in the
     depth of the computation, but each call yields one directional derivative only.
     """
+    for i, (p, t) in enumerate(zip(primals, tangents, strict=True)):
+        p_shape, t_shape = (v.shape if isinstance(v, Tensor) else np.shape(v) for v in (p, t))
+        if p_shape != t_shape:  # numpy would broadcast it silently into a wrong answer
+            raise ShapeError(f"jvp: tangent {i} has shape {t_shape} but its primal has shape {p_shape}")
     xs = []
     for p, t in zip(primals, tangents, strict=True):
         x = Tensor._result(p.data if isinstance(p, Tensor) else np.asarray(p, dtype=np.float64), None)
@@ -185,7 +190,9 @@ def gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
     `GradcheckError` with the report's text on failure unless `raise_exception=False`.
     """
     xs = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64) for x in inputs]
-    u = np.random.default_rng(seed).standard_normal(np.shape(f(*[Tensor(x) for x in xs]).data))
+    out_shape = np.shape(f(*[Tensor(x) for x in xs]).data)
+    # A scalar f is checked as it is, so the report shows its true gradient; a vector f through ⟨u, f⟩.
+    u = np.random.default_rng(seed).standard_normal(out_shape) if out_shape else np.float64(1.0)
 
     def scalar_of_input(i):
         """⟨u, f⟩ as a function of input i alone, the others fixed."""

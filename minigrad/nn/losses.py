@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import DtypeError, ShapeError
 from ..functional import log_softmax
 from ..tensor import Tensor
 
@@ -25,8 +25,14 @@ def cross_entropy(logits, labels):
     labels = np.asarray(labels.data if isinstance(labels, Tensor) else labels)
     if logits.ndim != 2 or labels.shape != (logits.shape[0],):
         raise ShapeError(f"cross_entropy: logits must be (batch, classes) and labels (batch,), got {logits.shape} and {labels.shape}")
-    if labels.dtype.kind not in "iu" or labels.min(initial=0) < 0 or labels.max(initial=0) >= logits.shape[1]:
-        raise ValueError(f"cross_entropy: labels must be integers in [0, {logits.shape[1]}), got {labels[:8]}...")
+    if labels.dtype.kind not in "iu":
+        raise DtypeError(f"cross_entropy: labels must be integer class indices, got dtype {labels.dtype}")
+    bad = np.flatnonzero((labels < 0) | (labels >= logits.shape[1]))
+    if bad.size:
+        raise ShapeError(
+            f"cross_entropy: labels must be class indices in [0, {logits.shape[1]}) for logits of shape "
+            f"{logits.shape}; label {labels[bad[0]]} at position {bad[0]} is not ({bad.size} bad in all)"
+        )
     picked = log_softmax(logits, axis=1)[np.arange(len(labels)), labels]
     return -picked.mean()
 

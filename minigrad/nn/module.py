@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..errors import ShapeError
 from ..tensor import Tensor
 
 
@@ -92,5 +93,5 @@ class Module:
     def load_state_dict(self, state):
         for name, p in self.named_parameters():
             if state[name].shape != p.shape:
-                raise ValueError(f"load_state_dict: {name} has shape {p.shape}, the state has {state[name].shape}")
+                raise ShapeError(f"load_state_dict: {name} has shape {p.shape}, the state has {state[name].shape}")
             p.data = np.array(state[name], dtype=p.dtype)
