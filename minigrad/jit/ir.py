@@ -19,9 +19,15 @@ import math
 
 import numpy as np
 
+from .. import ops
+
+# Every primitive by its IR name ("abs" is ops.absolute, "sum" is ops.reduce_sum, ...).
+PRIMITIVES = {p.name: p for p in vars(ops).values() if isinstance(p, ops.Primitive)}
+
 # Ops that compute each output element from the same element of their (broadcast) inputs.
 ELEMENTWISE = frozenset(
     "add sub mul div neg power exp log sin cos tanh sigmoid relu abs absolute clip astype where".split()
+    + ["relu_mask", "sign", "clip_mask"]  # derivative factors that backward passes record
 )
 SOURCES = frozenset({"input", "constant"})  # nodes that read no other node
 

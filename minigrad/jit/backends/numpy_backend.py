@@ -1,0 +1,141 @@
+"""The reference backend: an interpreter of the IR that runs inside one planned arena.
+
+Compiling plans the memory of the graph (`plan_memory`), allocates one arena of the planned peak
+size, and makes for every operation's value a numpy view at its planned offset. Running walks the
+nodes in order and writes each result straight into its view (`out=`) where numpy can; other
+operations (indexing, reshapes, the rarer primitives) compute with their `Primitive.forward`, the
+same code eager minigrad runs, and are copied into the view. Values whose lifetimes do not overlap
+share bytes, so a rerun uses exactly the planned peak, however long the program.
+
+The arena belongs to the compiled function and is reused by every call; outputs are copied out of
+it. A compiled function is therefore not safe to call from two threads at once.
+"""
+
+import numpy as np
+
+from ...errors import ShapeError
+from ..ir import PRIMITIVES, SOURCES
+from ..memory_plan import ALIGNMENT, plan_memory
+from . import Backend
+
+def _sigmoid_into(x, out):
+    np.multiply(x, 0.5, out=out)  # the same stable form as the primitive: (tanh(x/2) + 1) / 2
+    np.tanh(out, out=out)
+    np.add(out, 1.0, out=out)
+    np.multiply(out, 0.5, out=out)
+
+
+def _where_into(x, y, out, condition):
+    np.copyto(out, y)
+    np.copyto(out, x, where=condition)
+
+
+# Operations numpy can compute directly into a planned buffer: kernel(*inputs, out=, **params).
+INTO = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.true_divide,
+    "neg": np.negative,
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "abs": np.absolute,
+    "sign": np.sign,
+    "matmul": np.matmul,
+    "power": lambda x, out, exponent: np.power(x, exponent, out=out),
+    "relu": lambda x, out: np.maximum(x, 0, out=out),
+    "sigmoid": _sigmoid_into,
+    "where": _where_into,
+    "astype": lambda x, out, dtype: np.copyto(out, x, casting="unsafe"),
+    "sum": lambda x, out, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, out=out),
+    "max": lambda x, out, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims, out=out),
+}
+
+
+def _kernel(node):
+    """A function (inputs..., out) -> None computing `node` into `out`."""
+    params = node.param_dict
+    if node.op in INTO:
+        kernel = INTO[node.op]
+        return lambda *args: kernel(*args[:-1], out=args[-1], **params)
+    if node.op == "fused":
+        body = params["body"]
+        return lambda *args: np.copyto(args[-1], run_graph(body, *args[:-1])[0])
+    if node.op not in PRIMITIVES:
+        raise NotImplementedError(f"numpy backend: no implementation of op {node.op!r} ({node})")
+    forward = PRIMITIVES[node.op].forward
+
+    def copy_into(*args):
+        args[-1][...] = forward(*args[:-1], **params)
+
+    return copy_into
+
+
+class NumpyBackend(Backend):
+    """Compiles a graph into a planned interpreter (see the module docstring)."""
+
+    name = "numpy"
+
+    def __init__(self, strategy="greedy_by_size"):
+        self.strategy = strategy
+
+    def compile(self, graph):
+        return PlannedInterpreter(graph, plan_memory(graph, self.strategy))
+
+
+class PlannedInterpreter:
+    """`interpreter(*arrays)` runs `graph` in the arena `plan` lays out; returns the output arrays."""
+
+    def __init__(self, graph, plan):
+        self.graph, self.plan = graph, plan
+        position = {n.id: k for k, n in enumerate(graph.nodes)}
+        base = np.empty(plan.peak_bytes + ALIGNMENT, dtype=np.uint8)
+        start = -base.ctypes.data % ALIGNMENT  # the arena starts on a cache line
+        self.arena = base[start : start + plan.peak_bytes]
+        self.values = [None] * len(graph.nodes)  # constants now, planned views now, inputs per call
+        for k, node in enumerate(graph.nodes):
+            if node.op == "constant":
+                self.values[k] = node.param_dict["value"]
+            elif node.op not in SOURCES:
+                offset = plan.offsets[node.id]
+                buffer = self.arena[offset : offset + node.nbytes]
+                self.values[k] = buffer.view(node.dtype).reshape(node.shape)
+        self.inputs = [(position[i], graph.node(i)) for i in graph.inputs]
+        self.steps = [
+            (_kernel(n), [position[i] for i in n.inputs], k) for k, n in enumerate(graph.nodes) if n.op not in SOURCES
+        ]
+        self.outputs = [position[i] for i in graph.outputs]
+
+    def __call__(self, *arrays):
+        if len(arrays) != len(self.inputs):
+            raise TypeError(f"compiled graph takes {len(self.inputs)} inputs, got {len(arrays)}")
+        values = self.values
+        for (k, node), array in zip(self.inputs, arrays):
+            if np.shape(array) != node.shape or np.asarray(array).dtype.name != node.dtype:
+                raise ShapeError(
+                    f"compiled graph: input {self.graph.inputs.index(node.id)} must have shape {node.shape} and "
+                    f"dtype {node.dtype}, got {np.shape(array)} {np.asarray(array).dtype}"
+                )
+            values[k] = np.asarray(array)
+        for kernel, sources, k in self.steps:
+            kernel(*[values[s] for s in sources], values[k])
+        return [np.array(values[k]) for k in self.outputs]  # copies: the arena is reused by the next call
+
+
+def run_graph(graph, *arrays):
+    """Evaluate `graph` on `arrays` with each primitive's own forward and no planning (a fresh
+    array per value): the plainest meaning of a graph, and how fused bodies run here."""
+    values = {}
+    for i, array in zip(graph.inputs, arrays, strict=True):
+        values[i] = np.asarray(array)
+    for node in graph.nodes:
+        if node.op == "constant":
+            values[node.id] = node.param_dict["value"]
+        elif node.op == "fused":
+            values[node.id] = run_graph(node.param_dict["body"], *[values[i] for i in node.inputs])[0]
+        elif node.op != "input":
+            values[node.id] = np.asarray(PRIMITIVES[node.op].forward(*[values[i] for i in node.inputs], **node.param_dict))
+    return [np.array(values[i]) for i in graph.outputs]

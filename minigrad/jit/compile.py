@@ -1,0 +1,73 @@
+"""`compile(fn)`: write define-by-run code, run it as a static graph.
+
+The first call with given input shapes and dtypes traces `fn` (`trace`), removes dead code and hands
+the graph to a backend, which prepares it once (plans memory, generates kernels); later calls with
+the same signature skip Python entirely and run the prepared program. A call with a new signature
+traces again, as `jax.jit` and `torch.compile` do: shapes are part of a static graph.
+
+Tracing's limits apply (see `minigrad.jit.trace`): Python control flow on tensor values, and
+weights closed over by `fn`, are frozen at trace time. Pass weights as arguments to keep them live.
+"""
+
+import numpy as np
+
+from ..tensor import Tensor
+from .backends import get_backend
+from .dce import eliminate_dead_code
+from .trace import trace_with_structure
+
+
+def compile(fn, backend="numpy", backward=False):
+    """A function computing what `fn` computes, through a traced and compiled static graph.
+
+    backend: "numpy" (the reference interpreter), "numba" (fused CPU kernels) or "cuda".
+    backward: also return the gradients of the first output (a scalar) with respect to every
+        input: the compiled function then returns `(fn's result, (grad_0, grad_1, ...))`.
+    The result is a `Compiled`; its `.graph` and `.source` show what the last call ran.
+    """
+    return Compiled(fn, get_backend(backend), backward)
+
+
+class Compiled:
+    """A compiled function: one traced and compiled program per input signature (shapes, dtypes)."""
+
+    def __init__(self, fn, backend, backward):
+        self.fn, self.backend, self.backward = fn, backend, backward
+        self.programs = {}  # signature -> (graph, runner, rebuild)
+        self._last = None
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args):
+        arrays = [np.asarray((a if isinstance(a, Tensor) else Tensor(a)).data) for a in args]  # as eager converts
+        signature = tuple((a.shape, a.dtype.str) for a in arrays)
+        if signature not in self.programs:
+            graph, rebuild = trace_with_structure(self.fn, arrays, self.backward)
+            graph = eliminate_dead_code(graph)
+            self.programs[signature] = (graph, self.backend.compile(graph), rebuild)
+        self._last = self.programs[signature]
+        graph, runner, rebuild = self._last
+        return rebuild([Tensor._result(value, None) for value in runner(*arrays)])
+
+    def _program(self):
+        if self._last is None:
+            raise RuntimeError("compiled function: call it once first; it traces on its first call")
+        return self._last
+
+    @property
+    def graph(self):
+        """The graph the last call ran (after dead-code elimination)."""
+        return self._program()[0]
+
+    @property
+    def runner(self):
+        """The backend's program for the last call's signature."""
+        return self._program()[1]
+
+    @property
+    def source(self):
+        """The generated source of the last call's program (backends that generate code), else None."""
+        return getattr(self.runner, "source", None)
+
+    def __repr__(self):
+        name = getattr(self.fn, "__name__", type(self.fn).__name__)
+        return f"<compiled {name}: backend {self.backend.name}, {len(self.programs)} traced signature(s)>"
