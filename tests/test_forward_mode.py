@@ -9,6 +9,11 @@ Two independent checks per primitive F, on random inputs away from kinks:
 A coverage test proves that the cases below exercise every `Primitive` in `minigrad.ops`.
 """
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -79,6 +84,19 @@ CASES = {
         lambda x, y: mg.concatenate([x, y], axis=1),
         lambda x, y: torch.cat([x, y], dim=1),
         [_normal(3, 2), _normal(3, 4)],
+    ),
+    # derivative factors (what relu, abs, clip and max's VJP rules multiply by): zero derivative
+    "relu_mask": (ops.relu_mask, lambda x: (x > 0).to(x.dtype), [_away_from_zero(3, 4)]),
+    "sign": (ops.sign, torch.sign, [_away_from_zero(3, 4)]),
+    "clip_mask": (
+        lambda x: ops.clip_mask(x, low=-1.0, high=1.0),
+        lambda x: ((x >= -1.0) & (x <= 1.0)).to(x.dtype),
+        [_away_from_zero(3, 4) * 1.5],
+    ),
+    "argmax_weights": (
+        lambda x: ops.argmax_weights(x, x.max(axis=0), axis=(0,)),
+        lambda x: (x == x.amax(dim=0, keepdim=True)).to(x.dtype),
+        [_normal(3, 4)],
     ),
 }
 TOLERANCE = {"astype": dict(rtol=1e-6, atol=1e-6)}  # the float32 output rounds the tangent too
@@ -172,3 +190,19 @@ def test_jacobian_forward_and_reverse_agree_with_torch(f, f_torch, shape):
 def test_jacobian_rejects_unknown_mode():
     with pytest.raises(ValueError, match="mode must be 'reverse' or 'forward', got 'sideways'"):
         mg.jacobian(lambda x: x, np.ones(2), mode="sideways")
+
+
+def test_modes_benchmark_quick_run_prints_json_lines():
+    """The benchmark runs and reports both modes of both libraries (it checks their Jacobians agree first)."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_modes.py"
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert records[0]["benchmark"] == "machine"
+    seen = {(r["benchmark"], r["size"], r["mode"]): r for r in records[1:]}
+    assert set(seen) == {(f"jacobian_{kind}", size, mode) for kind in ("loss", "curve") for size in (4, 16)
+                         for mode in ("forward", "reverse")}
+    for (benchmark, size, mode), record in seen.items():
+        many = (benchmark == "jacobian_loss") == (mode == "forward")  # N JVPs for a loss, M VJPs for a curve
+        assert record["passes"] == (size if many else 1)
+        assert record["minigrad"] > 0 and record["pytorch"] > 0 and record["ratio"] > 0
