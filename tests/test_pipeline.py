@@ -1,0 +1,355 @@
+"""Every chapter through the grading pipeline, with the real `nbgrader` command.
+
+For each chapter (``solutions/*/``), one ``nbgrader autograde`` run in a temporary copy of the
+course grades a batch of fake students, and the gradebook's per-cell scores must show:
+  (a) the solution notebook scores full marks (and how long it takes to run is reported);
+  (b) the untouched student notebook from notebooks/ scores zero on every graded test cell;
+  (c) notebooks/<chapter>/ is exactly what ``generate_assignment`` makes from the source now;
+  (d) the library implementations named in tests/chapters/<chapter>/library.json, put in place
+      of their answer cells, pass their functions' tests (solutions and minigrad/ agree);
+  (e) each wrong answer in tests/chapters/<chapter>/wrong/ loses points.
+(d) and (e) grade the trimmed notebook (nbgrader cells only), which also proves that tests do not
+depend on ungraded cells. A tiny self-test chapter (tests/fixtures/course) runs through the same
+code, so the pipeline is proven even before, and independently of, the real chapters.
+
+The fast tests at the end check the chapter conventions the pipeline relies on.
+"""
+
+import ast
+import filecmp
+import importlib
+import json
+from fnmatch import fnmatch
+from functools import reduce
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import PIPELINE_REPORT
+
+from course.pipeline import (
+    COURSE,
+    IGNORED,
+    Course,
+    PipelineError,
+    answer_cells,
+    autograde_batch,
+    chapter_submissions,
+    grade_cells,
+    nbgrader_metadata,
+    read_notebook,
+    tested_name,
+)
+
+FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures" / "course"
+FIXTURE = Course(FIXTURE_ROOT, FIXTURE_ROOT / "chapters")
+CHAPTERS = [(COURSE, chapter) for chapter in COURSE.chapters()] + [(FIXTURE, c) for c in FIXTURE.chapters()]
+SOLUTION_SECONDS_SANITY_BOUND = 300  # not a performance test: only catches a runaway notebook
+
+
+def _label(course, chapter):
+    return chapter if course is COURSE else f"fixture-{chapter}"
+
+
+def _cases(entries):
+    """pytest params (course, chapter, *entry) grouped per chapter, so that one xdist worker
+    grades each chapter once."""
+    params = []
+    for course, chapter in CHAPTERS:
+        for values, name in entries(course, chapter):
+            label = _label(course, chapter)
+            params.append(pytest.param(course, chapter, *values, id=f"{label}-{name}" if name else label,
+                                       marks=pytest.mark.xdist_group(label)))
+    return params
+
+
+def _chapter_cases():
+    return _cases(lambda course, chapter: [((), None)])
+
+
+def _library_cases():
+    def entries(course, chapter):
+        try:
+            return [((name,), name) for name in course.library(chapter)]
+        except PipelineError:
+            return []  # test_corpus_conventions reports it
+
+    return _cases(entries)
+
+
+def _wrong_cases():
+    def entries(course, chapter):
+        try:
+            return [((variant,), variant) for variant in course.wrong_answers(chapter)]
+        except PipelineError:
+            return []  # test_corpus_conventions reports it
+
+    return _cases(entries)
+
+
+def _where(course, path):
+    try:
+        return str(Path(path).relative_to(course.root))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- one autograde run per chapter
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    """graded(course, chapter) -> ({student: GradedSubmission}, scratch NbgraderCourse), computed once."""
+    cache = {}
+
+    def grade(course, chapter):
+        key = (course.root, chapter)
+        if key not in cache:
+            try:
+                if not course.source(chapter).exists():
+                    raise PipelineError(f"{_where(course, course.source(chapter))} does not exist")
+                submissions = chapter_submissions(chapter, course)
+                cache[key] = autograde_batch(chapter, submissions, tmp_path_factory.mktemp(chapter), course)
+            except PipelineError as error:
+                cache[key] = error
+        if isinstance(cache[key], PipelineError):
+            pytest.fail(f"{chapter}: grading pipeline failed: {cache[key]}", pytrace=False)
+        return cache[key]
+
+    return grade
+
+
+def _lines(cells):
+    return "\n".join(f"  {cell}" for cell in cells)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_solution_scores_full_marks(course, chapter, graded, record_property):
+    results, _ = graded(course, chapter)
+    solution = results["solution"]
+    assert solution.cells, f"{chapter}: the solution notebook has no graded test cells"
+    assert not solution.lost(), (
+        f"{chapter}: the solution notebook scored {solution}; these grade cells lost points:\n"
+        f"{_lines(solution.lost())}"
+    )
+    seconds = solution.seconds
+    assert seconds is not None, f"{chapter}: the autograded solution notebook carries no execution timings"
+    line = f"{_label(course, chapter)}: solution notebook executed in {seconds:.1f} s by nbgrader autograde"
+    print(line)
+    record_property(PIPELINE_REPORT, line)
+    assert seconds < SOLUTION_SECONDS_SANITY_BOUND, (
+        f"{chapter}: the solution notebook took {seconds:.0f} s to execute (sanity bound "
+        f"{SOLUTION_SECONDS_SANITY_BOUND} s; a chapter should run in about a minute)"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_student_notebook_scores_zero(course, chapter, graded):
+    results, _ = graded(course, chapter)
+    assert "release" in results, (
+        f"{chapter}: {_where(course, course.release(chapter))} is missing: run `bash tools/release.sh {chapter}`"
+    )
+    release = results["release"]
+    assert release.cells, f"{chapter}: the student notebook has no graded test cells"
+    assert not release.earned(), (
+        f"{chapter}: the untouched student notebook (stubs only) earned points; every graded test must "
+        f"fail on the stub. Cells that passed:\n{_lines(release.earned())}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_student_notebook_is_current_release(course, chapter, graded):
+    _, scratch = graded(course, chapter)
+    fresh, committed = scratch.root / "notebooks" / chapter, course.notebooks / chapter
+    problems = _tree_differences(fresh, committed)
+    assert not problems, (
+        f"{chapter}: {_where(course, committed)}/ is not what nbgrader generate_assignment makes from "
+        f"{_where(course, course.solutions / chapter)}/ now (never edit notebooks/ by hand; "
+        f"run `bash tools/release.sh {chapter}`):\n" + "\n".join(f"  {p}" for p in problems)
+    )
+
+
+def _tree_differences(fresh, committed):
+    def files(root):
+        if not root.is_dir():
+            return set()
+        relative = (p.relative_to(root) for p in root.rglob("*") if p.is_file())
+        return {str(r) for r in relative if not any(fnmatch(part, i) for part in r.parts for i in IGNORED)}
+
+    expected, present = files(fresh), files(committed)
+    problems = [f"missing {name}" for name in sorted(expected - present)]
+    problems += [f"not in the release: {name}" for name in sorted(present - expected)]
+    for name in sorted(expected & present):
+        if name.endswith(".ipynb"):
+            problems += [f"{name}: {p}" for p in _notebook_differences(fresh / name, committed / name)]
+        elif not filecmp.cmp(fresh / name, committed / name, shallow=False):
+            problems.append(f"{name} differs")
+    return problems
+
+
+def _notebook_differences(fresh_path, committed_path):
+    fresh, committed = json.loads(fresh_path.read_text()), json.loads(committed_path.read_text())
+    if fresh == committed:
+        return []
+    fresh_cells, committed_cells = fresh.get("cells", []), committed.get("cells", [])
+    problems = [f"notebook-level {key!r} differs" for key in sorted(set(fresh) | set(committed))
+                if key != "cells" and fresh.get(key) != committed.get(key)]
+    if len(fresh_cells) != len(committed_cells):
+        problems.append(f"{len(committed_cells)} cells, the release has {len(fresh_cells)}")
+    for index, (want, got) in enumerate(zip(fresh_cells, committed_cells)):
+        if want != got:
+            grade_id = want.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            keys = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+            problems.append(f"cell {index}{f' ({grade_id})' if grade_id else ''} differs in {keys}")
+    return problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter, name", _library_cases())
+def test_library_implementation_scores_full_marks(course, chapter, name, graded):
+    spec = course.library(chapter)[name]
+    answers = answer_cells(read_notebook(course.source(chapter)))
+    assert name in answers, f"{chapter}: library.json names {name!r}, but no answer cell has that grade_id"
+    results, _ = graded(course, chapter)
+    library = results["library"]
+    tests = [cell for cell in library.cells.values() if tested_name(cell.name, answers) == name]
+    assert tests, f"{chapter}: no test cell test_{name}_<aspect> grades {name}"
+    assert all(cell.full for cell in tests), (
+        f"{chapter}: {spec}, in place of the solution of {name}, fails its tests: the notebook's "
+        f"solution and minigrad/ disagree (or a test depends on an ungraded cell). The trimmed notebook "
+        f"with every library.json entry in place ({library}) lost points in:\n{_lines(library.lost())}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter, variant", _wrong_cases())
+def test_wrong_answer_loses_points(course, chapter, variant, graded, record_property):
+    name = course.wrong_answers(chapter)[variant][0]
+    assert name in answer_cells(read_notebook(course.source(chapter))), (
+        f"{chapter}: wrong answer {variant} replaces {name!r}, but no answer cell has that grade_id"
+    )
+    results, _ = graded(course, chapter)
+    result = results[f"wrong.{variant}"]
+    lost = ", ".join(f"{c.name} {c.score:g}/{c.max_score:g}" for c in result.lost()) or "nothing"
+    record_property(PIPELINE_REPORT, f"{_label(course, chapter)}: {result} (lost: {lost})")
+    assert result.lost(), (
+        f"{chapter}: the wrong answer {variant} scored full marks ({result.score:g}/{result.max_score:g}): "
+        f"the tests of {name} do not catch it"
+    )
+
+
+# --------------------------------------------------------------------------- chapter conventions (fast)
+SETUP_METADATA = {"grade": False, "solution": False, "locked": True, "grade_id": "setup", "schema_version": 3}
+
+
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_source_notebook_conventions(course, chapter):
+    path = course.source(chapter)
+    assert path.exists(), f"{chapter}: expected the source notebook {_where(course, path)}"
+    nb = read_notebook(path)
+    problems = []
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as error:
+        problems.append(f"not a valid notebook: {error.message}")
+    kernel = nb.metadata.get("kernelspec", {}).get("name")
+    if kernel != "python3":
+        problems.append(f"kernel should be 'python3', is {kernel!r}")
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
+            problems.append(f"cell {index} has outputs or an execution count: strip them before committing")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    setup = nbgrader_metadata(code[0]) if code else {}
+    if {k: setup.get(k) for k in SETUP_METADATA} != SETUP_METADATA:
+        problems.append(f"the first code cell must be the locked setup cell with nbgrader metadata "
+                        f"{SETUP_METADATA}, has {setup}")
+    assert not problems, f"{_where(course, path)}:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_graded_cells_follow_conventions(course, chapter):
+    nb = read_notebook(course.source(chapter))
+    answers, tests = answer_cells(nb), grade_cells(nb)
+    problems = []
+    if not answers:
+        problems.append("no answer cells (nbgrader metadata solution: true)")
+    for name, cell in answers.items():
+        if not name.isidentifier():
+            problems.append(f"answer cell grade_id {name!r} is not the graded Python name")
+        if "### BEGIN SOLUTION" not in cell.source or "### END SOLUTION" not in cell.source:
+            problems.append(f"answer cell {name} has no ### BEGIN SOLUTION ... ### END SOLUTION region")
+        if nbgrader_metadata(cell).get("grade"):
+            problems.append(f"answer cell {name} is graded by hand (grade: true); put points on test cells")
+    owners = {}
+    for grade_id, cell in tests.items():
+        meta = nbgrader_metadata(cell)
+        if cell.cell_type != "code" or not meta.get("locked") or meta.get("solution"):
+            problems.append(f"graded cell {grade_id} must be a locked code cell that is not an answer cell")
+        if not meta.get("points", 0) > 0:
+            problems.append(f"test cell {grade_id} carries no points")
+        owner = tested_name(grade_id, answers)
+        if owner is None:
+            problems.append(f"test cell {grade_id} should be named test_<graded name>_<aspect>, "
+                            f"graded names: {sorted(answers)}")
+        owners.setdefault(owner, []).append(cell)
+    for name in answers:
+        cells = owners.get(name, [])
+        if not cells:
+            problems.append(f"graded function {name} has no test cell (test_{name}_<aspect>)")
+        elif not any("### BEGIN HIDDEN TESTS" in c.source for c in cells):
+            problems.append(f"graded function {name} has no hidden tests (### BEGIN HIDDEN TESTS) in "
+                            f"{[nbgrader_metadata(c)['grade_id'] for c in cells]}")
+    assert not problems, f"{_where(course, course.source(chapter))}:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_corpus_conventions(course, chapter):
+    """library.json lists every graded name with an importable implementation, and every graded
+    name has at least one wrong answer that defines it."""
+    answers = answer_cells(read_notebook(course.source(chapter)))
+    corpus = _where(course, course.corpus / chapter)
+    problems = []
+    try:
+        library = course.library(chapter)
+        wrong = course.wrong_answers(chapter)
+    except PipelineError as error:
+        pytest.fail(str(error), pytrace=False)
+    for name in sorted(set(answers) - set(library)):
+        problems.append(f"{corpus}/library.json does not list {name!r} (\"{name}\": \"minigrad.module:attribute\")")
+    for name in sorted(set(library) - set(answers)):
+        problems.append(f"{corpus}/library.json lists {name!r}, which no answer cell has as grade_id")
+    for name, spec in sorted(library.items()):
+        module, _, path = spec.partition(":")
+        try:
+            target = reduce(getattr, path.split("."), importlib.import_module(module))
+        except (ImportError, AttributeError) as error:
+            problems.append(f"{corpus}/library.json: {name} -> {spec} does not resolve: {error}")
+            continue
+        if not callable(target):
+            problems.append(f"{corpus}/library.json: {name} -> {spec} is not callable")
+    covered = {name for name, _ in wrong.values()}
+    for name in sorted(set(answers) - covered):
+        problems.append(f"graded function {name} has no wrong answer: add {corpus}/wrong/{name}--<what is wrong>.py")
+    for variant, (name, source) in sorted(wrong.items()):
+        if name not in answers:
+            problems.append(f"{corpus}/wrong/{variant}.py replaces {name!r}, which no answer cell has as grade_id")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as error:
+            problems.append(f"{corpus}/wrong/{variant}.py does not parse: {error}")
+            continue
+        if name not in _defined_names(tree):
+            problems.append(f"{corpus}/wrong/{variant}.py does not define {name}")
+    assert not problems, f"{chapter}:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+def _defined_names(tree):
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
