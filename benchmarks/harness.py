@@ -1,0 +1,120 @@
+"""Shared timing helpers for the benchmark scripts: one thread, warm-up, repeated runs, JSON lines.
+
+Import this module before numpy or torch: the BLAS libraries read their thread-count variables
+once, when they load, and a benchmark of Python overhead must not be blurred by thread pools
+(nor compare one thread of minigrad against sixteen of PyTorch).
+"""
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_variable] = "1"
+
+import gc  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+
+CLOCKS = {
+    # CPU time of this process: what the code costs, whatever else the machine is doing. On a
+    # shared machine (the course's reference one has 2 cores and many users) wall time mostly
+    # measures how long the process waited for a core.
+    "cpu": time.process_time,
+    # Elapsed time: the usual choice on an otherwise idle machine.
+    "wall": time.perf_counter,
+}
+clock = CLOCKS["cpu"]
+
+
+def use_clock(name):
+    """Time everything that follows with `CLOCKS[name]`."""
+    global clock
+    clock = CLOCKS[name]
+
+
+def single_threaded_torch():
+    """Import torch limited to one intra-op and one inter-op thread."""
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set, or work has already started: harmless for these timings
+        pass
+    return torch
+
+
+def time_interleaved(contenders, number, repeat, warmup=1):
+    """Seconds per call of each contender: {name: [run_1, ..., run_repeat]}.
+
+    `contenders` maps a name to a zero-argument function. Each run calls a function `number` times
+    and divides; the contenders take turns run by run, so that a burst of load on a shared machine
+    hits all of them rather than whichever happened to be running. The garbage collector stays on
+    (it is part of what an engine costs) but starts each run from a clean slate.
+    """
+    for fn in contenders.values():
+        for _ in range(warmup):
+            fn()
+    runs = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            gc.collect()
+            start = clock()
+            for _ in range(number):
+                fn()
+            runs[name].append((clock() - start) / number)
+    return runs
+
+
+def summarize(runs, scale=1.0):
+    """The best (min) and median of each contender's runs, multiplied by `scale` (e.g. 1e6 for µs).
+
+    The minimum is the figure compared: on a shared machine noise only ever adds time, so the
+    fastest run is the closest to the cost of the code itself. The median is printed alongside.
+    """
+    return {
+        name: {"min": min(values) * scale, "median": statistics.median(values) * scale, "runs": len(values)}
+        for name, values in runs.items()
+    }
+
+
+def machine():
+    """What the figures were measured on."""
+    import numpy
+
+    info = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "processor": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "numpy": numpy.__version__,
+    }
+    try:
+        info["torch"] = single_threaded_torch().__version__
+    except ImportError:
+        info["torch"] = None
+    return info
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def emit(record):
+    """Print one measurement as a JSON line (flushed, so a reader sees it at once)."""
+    print(json.dumps(record, sort_keys=False), flush=True)
+
+
+def command_line():
+    return " ".join([os.path.basename(sys.executable)] + sys.argv)
