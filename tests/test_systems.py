@@ -153,7 +153,7 @@ def test_maml_step_with_two_inner_steps_matches_torch(first_order):
     def forward(ps, x):
         for i in range(0, len(ps), 2):
             x = x @ ps[i] + ps[i + 1]
-            x = torch.relu(x) if i + 2 < len(ps) else x
+            x = torch.tanh(x) if i + 2 < len(ps) else x
         return x
 
     meta_loss = 0.0

@@ -1,0 +1,14 @@
+def maml_step(params, forward, tasks, optimizer, inner_lr, inner_steps=1, first_order=False):
+    """Adapts, then evaluates the query loss at the unadapted params: plain multi-task training."""
+    optimizer.zero_grad()
+    meta_loss = 0.0
+    for x_support, y_support, x_query, y_query in tasks:
+        adapted = list(params)
+        for _ in range(inner_steps):
+            inner_loss = mse_loss(forward(adapted, x_support), y_support)
+            grads = mg.gradients(inner_loss, adapted, retain_graph=True, create_graph=not first_order)
+            adapted = [p - inner_lr * g for p, g in zip(adapted, grads)]
+        meta_loss = meta_loss + mse_loss(forward(params, x_query), y_query) / len(tasks)
+    meta_loss.backward()
+    optimizer.step()
+    return meta_loss.item()
