@@ -128,7 +128,8 @@ def test_every_plan_strategy_runs_the_program_correctly(program, seed, strategy)
     jit.check_plan(graph, plan)
     arrays = _random_inputs(shapes, rng)
     for got, expected in zip(PlannedInterpreter(graph, plan)(*arrays), run_graph(graph, *arrays), strict=True):
-        np.testing.assert_array_equal(got, expected)
+        # not bit for bit: a transpose materialised in the arena may send matmul down another BLAS path
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
 def test_compiled_forward_keeps_the_result_structure_and_dtype():

@@ -1,0 +1,24 @@
+def trace(fn, *example_inputs):
+    """Keeps only the first tensor of a tuple result."""
+    inputs = [mg.tensor(np.array(x.data if isinstance(x, mg.Tensor) else x), requires_grad=True) for x in example_inputs]
+    with mg.enable_grad():
+        result = fn(*inputs)
+    output = result[0] if isinstance(result, (tuple, list)) else result
+    ids, nodes = {}, []
+
+    def add(tensor, op, operands=(), params=()):
+        ids[id(tensor)] = len(nodes)
+        data = np.asarray(tensor.data)
+        nodes.append(Node(len(nodes), op, tuple(operands), data.shape, data.dtype.name, params))
+
+    for tensor in inputs:
+        add(tensor, "input")
+    for tensor in mg.topological_sort(output):
+        if id(tensor) in ids:
+            continue
+        if tensor.is_leaf:
+            add(tensor, "constant", params=(("value", np.array(tensor.data)),))
+        else:
+            node = tensor.node
+            add(tensor, node.op.name, [ids[id(p)] for p in node.inputs], tuple(sorted(node.params.items())))
+    return Graph(nodes, list(range(len(inputs))), [ids[id(output)]])
