@@ -242,10 +242,23 @@ def micrograd_recursion_failure(ops=1000):
     return None
 
 
+def micrograd_deepest_chain(most=2000):
+    """The longest chain (in operations) whose micrograd backward survives the current recursion limit."""
+    low, high = 0, most // 2  # in steps of two operations; bisect for the last step count that works
+    while low < high:
+        middle = (low + high + 1) // 2
+        if micrograd_recursion_failure(2 * middle) is None:
+            low = middle
+        else:
+            high = middle - 1
+    return 2 * low
+
+
 def bench_chain(torch, quick):
     ops = 2_000 if quick else 100_000
     repeat = 2 if quick else 3
     failure = micrograd_recursion_failure(1000)
+    deepest = micrograd_deepest_chain()
     contenders = {
         "minigrad": lambda: _chain_minigrad(ops),
         "pytorch": lambda: _chain_pytorch(torch, ops),
@@ -269,7 +282,12 @@ def bench_chain(torch, quick):
     forward = {name: [r[0] for r in runs] for name, runs in results.items()}
     backward = {name: [r[1] for r in runs] for name, runs in results.items()}
     total = {name: [r[0] + r[1] for r in runs] for name, runs in results.items()}
-    extra = {"ops": ops, "micrograd_default_limit": old_limit, "micrograd_at_depth_1000": failure or "no error"}
+    extra = {
+        "ops": ops,
+        "micrograd_default_limit": old_limit,
+        "micrograd_at_depth_1000": failure or "no error",
+        "micrograd_deepest_at_default_limit": deepest,
+    }
     return [
         _record("chain_backward", "us/op", harness.summarize(backward, 1e6 / ops), TARGETS["chain_backward"], **extra),
         _record("chain_forward", "us/op", harness.summarize(forward, 1e6 / ops), ops=ops),

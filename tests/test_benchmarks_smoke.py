@@ -1,0 +1,86 @@
+"""The engine benchmark's quick run: every measurement is there and well formed.
+
+No timing thresholds here (a shared machine makes them flaky, and speed is the benchmark's job, not
+the test suite's): what is checked is that the script runs, that the contenders agreed on their
+results (the script raises otherwise), and that its JSON lines are complete and self-consistent.
+"""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_engine.py"
+TARGETS = {"per_op_4x4": 1.0, "mlp_step": 1.0, "chain_backward": 0.75}  # issue 2, "Benchmarks"
+MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward"}
+
+
+@pytest.fixture(scope="module")
+def records():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"bench_engine.py --quick failed:\n{done.stderr[-4000:]}"
+    lines = done.stdout.splitlines()
+    parsed = []
+    for number, line in enumerate(lines, 1):
+        try:
+            parsed.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            pytest.fail(f"line {number} of the output is not JSON ({error}): {line!r}")
+    return parsed
+
+
+def _measurements(records):
+    return {r["benchmark"]: r for r in records if r["benchmark"] in MEASURED}
+
+
+def test_every_measurement_is_reported_once_between_machine_and_summary(records):
+    names = [r["benchmark"] for r in records]
+    assert names[0] == "machine" and names[-1] == "summary", names
+    assert sorted(names[1:-1]) == sorted(MEASURED), names
+
+
+def test_machine_line_says_what_was_measured_and_how(records):
+    machine = records[0]
+    assert "bench_engine.py --quick" in machine["command"]
+    assert machine["quick"] is True and machine["clock"] == "cpu"
+    for key in ("python", "numpy", "torch", "processor", "platform"):
+        assert isinstance(machine[key], str) and machine[key], key
+    assert isinstance(machine["cpu_count"], int) and machine["cpu_count"] >= 1
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED))
+def test_figures_are_positive_and_the_ratio_is_minigrad_over_pytorch(records, name):
+    record = _measurements(records)[name]
+    contenders = {"minigrad", "pytorch", "numpy"} | ({"micrograd"} if name.startswith("chain") else set())
+    for contender in contenders:
+        figure = record[contender]
+        assert isinstance(figure, float) and math.isfinite(figure) and figure > 0, (contender, figure)
+        assert record["median"][contender] >= figure, f"{contender}: the median is below the minimum"
+    assert set(record["median"]) == contenders
+    assert record["ratio"] == pytest.approx(record["minigrad"] / record["pytorch"], rel=1e-2, abs=2e-3)
+    assert record["runs"] >= 2 and isinstance(record["unit"], str) and record["unit"]
+
+
+def test_each_target_is_the_issues_and_its_verdict_follows_the_ratio(records):
+    measured = _measurements(records)
+    summary = records[-1]
+    for name, target in TARGETS.items():
+        record = measured[name]
+        assert record["target"] == target
+        assert record["met"] == (record["ratio"] <= target), record
+        assert summary["targets"][name] == {"ratio": record["ratio"], "target": target, "met": record["met"]}
+    assert set(summary["targets"]) == set(TARGETS)
+    assert summary["all_met"] == all(t["met"] for t in summary["targets"].values())
+    for name in MEASURED - set(TARGETS):
+        assert "target" not in measured[name] and "met" not in measured[name], name
+
+
+def test_chain_shows_micrograd_failing_at_the_default_recursion_limit(records):
+    record = _measurements(records)["chain_backward"]
+    assert record["micrograd_default_limit"] == 1000
+    assert record["micrograd_at_depth_1000"].startswith("RecursionError"), record["micrograd_at_depth_1000"]
+    assert 500 < record["micrograd_deepest_at_default_limit"] < 1000, record["micrograd_deepest_at_default_limit"]
+    assert record["ops"] == _measurements(records)["chain_forward"]["ops"] > 1000
