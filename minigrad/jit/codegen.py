@@ -1,0 +1,406 @@
+"""Source generation: the body of a fused node becomes the text of a Numba kernel.
+
+`kernel_source(body)` writes a Python module defining `kernel(*inputs, out)`, one loop nest that
+computes the body's output element by element: each input element is loaded once, every operation
+of the group is applied to it in registers, and one value is stored. The same generator emits CPU
+kernels (`numba.njit`, optionally `parallel=True` with `prange`) and CUDA kernels (`numba.cuda.jit`,
+a grid-stride loop); only the loop scaffolding differs.
+
+Everything a kernel needs to know is static: shapes, dtypes and scalar constants are written into
+the source, so the source *is* the structural cache key (`kernel_cache` names files by its hash)
+and Numba can unroll, hoist and vectorise with constant trip counts.
+
+Broadcasting costs nothing at run time. Every array is seen as flat (they are C-contiguous) and
+each operand gets a stride per axis of the iteration space, 0 along broadcast axes; adjacent axes
+that every operand treats alike are merged first (as numpy's iterator does), so a purely
+elementwise group is one flat loop and a bias add is a row loop around a contiguous column loop.
+Size-one operands (scalars) are loaded once, before the loops.
+
+Types follow the traced graph: every operation computes in the dtype the trace recorded for it
+(operands of another dtype are converted first, as numpy's ufunc loops do), and constants are typed
+literals, so a float32 graph never silently computes in float64.
+"""
+
+import dataclasses
+import hashlib
+import math
+from pathlib import Path
+
+import numpy as np
+
+
+PARALLEL_THRESHOLD = 1 << 17  # elements; below it a CPU kernel runs serially (waking threads costs ~10 µs)
+BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+VIEWS = frozenset({"broadcast_to", "reshape"})  # inside a body: a view of an input
+FAST_FUNCTIONS = {"tanh": "tanh_f32", "exp": "exp_f32"}  # minigrad.jit.fastmath, float32 only
+NUMBA_TYPES = {"bool": "boolean"}  # numpy dtype name -> numba type name, where they differ
+
+
+@dataclasses.dataclass(frozen=True)
+class Access:
+    """One way the kernel reads an argument: argument `arg` seen with `shape` (which broadcasts to
+    the iteration space). An input read directly and through a reshape gives two accesses."""
+
+    arg: int
+    shape: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """The iteration space after merging axes: `shape`, and per access its strides (0 = broadcast)."""
+
+    shape: tuple
+    strides: tuple  # one tuple of ints per access, len(shape) each
+
+    @classmethod
+    def of(cls, shape, accesses, merge=True):
+        """The layout of a loop over `shape` reading `accesses` (padded to its rank, numpy-style)."""
+        rank = len(shape)
+        padded = [(1,) * (rank - len(a.shape)) + tuple(a.shape) for a in accesses]
+        # which operands are full-size along each axis; when merging, axes of length 1 are dropped
+        axes = [(n, tuple(p[d] == n for p in padded)) for d, n in enumerate(shape) if n != 1 or not merge]
+        merged = []
+        for n, pattern in axes:
+            if merge and merged and merged[-1][1] == pattern:
+                merged[-1] = (merged[-1][0] * n, pattern)
+            else:
+                merged.append((n, pattern))
+        sizes = tuple(n for n, _ in merged)
+        strides = []
+        for k in range(len(accesses)):
+            stride, per_axis = 1, []
+            for n, pattern in reversed(merged):
+                per_axis.append(stride if pattern[k] else 0)
+                stride *= n if pattern[k] else 1
+            strides.append(tuple(reversed(per_axis)))
+        return cls(sizes, tuple(strides))
+
+    def offset(self, k, index):
+        """The flat offset of access k at the loop indices `index` (names), as source text."""
+        terms = [name if s == 1 else f"{name} * {s}" for name, s in zip(index, self.strides[k]) if s]
+        return " + ".join(terms) or "0"
+
+    def is_scalar(self, k):
+        return not any(self.strides[k])
+
+
+def kernel_source(body, *, target="cpu", parallel=None, fast_math=False, cache=True):
+    """The source of a module defining `kernel(*inputs, *conditions, out)` for a fused body.
+
+    body: a Graph with one output: inputs, scalar constants, elementwise operations (and views),
+        optionally led by one 2-D matmul whose result only the rest reads ("linear_epilogue").
+    The kernel reads each input with its body shape (broadcast numpy-style against the output),
+    then the boolean condition array of each `where` node in body order, and writes `out`, an
+    array of the output's shape. Arrays must be C-contiguous (the explicit signature says so).
+    target: "cpu" (numba.njit) or "cuda" (numba.cuda.jit).
+    parallel: CPU only; None chooses parallel=True from PARALLEL_THRESHOLD elements on.
+    fast_math: float32 tanh and exp use the vectorisable approximations of `minigrad.jit.fastmath`
+        (relative error < 1e-6); on CUDA, numba's fastmath flag (the hardware's approximations).
+    cache: numba's on-disk cache (needs the source to live in a file, see `kernel_cache`).
+    """
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"kernel_source: target must be 'cpu' or 'cuda', got {target!r}")
+    out = body.node(body.outputs[0])
+    if parallel is None:
+        parallel = math.prod(out.shape) >= PARALLEL_THRESHOLD
+    return _Kernel(body, target, parallel and target == "cpu", fast_math, cache).source()
+
+
+class _Kernel:
+    """Writes the source of one kernel (see `kernel_source`)."""
+
+    def __init__(self, body, target, parallel, fast_math, cache):
+        self.body, self.target, self.parallel, self.fast_math, self.cache = body, target, parallel, fast_math, cache
+        self.nodes = {n.id: n for n in body.nodes}
+        self.out = self.nodes[body.outputs[0]]
+        self.matmul = next((n for n in body.nodes if n.op == "matmul"), None)
+        self.conditions = [n for n in body.nodes if n.op == "where"]
+        self.args = [f"a{k}" for k in range(len(body.inputs))] + [f"c{k}" for k in range(len(self.conditions))]
+        self.arg_of = {i: k for k, i in enumerate(body.inputs)}
+        self.arg_types = [(self.nodes[i].dtype, self.nodes[i].shape) for i in body.inputs]
+        self.arg_types += [("bool", _condition(n).shape) for n in self.conditions]
+        self.flat = "f" if target == "cpu" else ""  # CPU kernels flatten their arguments first; CUDA gets them flat
+        self.constants = {}  # literal text -> global name
+        self.imports = {"import numpy as np"}
+        self.accesses = []
+        self.reads = {}  # node id (or ("condition", id)) -> access index
+        for node in body.nodes:
+            if node.op not in ("input", "constant", "matmul") and node.op not in VIEWS:
+                for source in node.inputs:
+                    self._register(source)
+        for k, node in enumerate(self.conditions):
+            self.reads[("condition", node.id)] = self._access(len(body.inputs) + k, _condition(node).shape)
+        out_access = Access(len(self.args), self.out.shape)  # the output, a pseudo-argument
+        self.layout = Layout.of(self.out.shape, self.accesses + [out_access], merge=self.matmul is None)
+
+    # ---------------------------------------------------------------- what is read, and how
+    def _access(self, arg, shape):
+        key = Access(arg, tuple(shape))
+        if key not in self.accesses:
+            self.accesses.append(key)
+        return self.accesses.index(key)
+
+    def _register(self, source):
+        """Record how the operand `source` is read: an input directly, or an input through a view."""
+        node = self.nodes[source]
+        if node.op == "input" and source not in self.reads:
+            self.reads[source] = self._access(self.arg_of[source], node.shape)
+        elif node.op in VIEWS:
+            root = self.nodes[node.inputs[0]]
+            if root.op == "constant":
+                return
+            # reshape: the input's data seen with the new shape; broadcast_to: the input broadcasts itself
+            shape = node.shape if node.op == "reshape" else root.shape
+            self.reads[source] = self._access(self.arg_of[root.id], shape)
+
+    def _read(self, k):
+        return f"s{k}" if self.layout.is_scalar(k) else f"x{k}"
+
+    # ---------------------------------------------------------------- the module
+    def source(self):
+        body = self._cpu_body() if self.target == "cpu" else self._cuda_body()
+        types = [self._array_type(dtype, len(shape)) for dtype, shape in self.arg_types]
+        signature = ", ".join(types + [self._array_type(self.out.dtype, len(self.out.shape))])
+        if self.target == "cpu":
+            self.imports.add("from numba import njit, prange")
+            options = f'parallel={self.parallel}, error_model="numpy", cache={self.cache}'
+            decorator = f'@njit("void({signature})", {options})'
+        else:
+            self.imports.add("from numba import cuda")
+            decorator = f'@cuda.jit("void({signature})"{", fastmath=True" if self.fast_math else ""})'
+        header = [
+            f'"""Generated by minigrad.jit.codegen: a {self.target.upper()} kernel for one fused group.',
+            "",
+            *(f"    {line}" for line in _listing(self.body)),
+            '"""',
+            *sorted(self.imports),
+            "",
+            *(f"{name} = {text}" for text, name in self.constants.items()),
+            "",
+            "",
+            decorator,
+            f"def kernel({', '.join(self.args + ['out'])}):",
+        ]
+        return "\n".join(header + [f"    {line}" for line in body]) + "\n"
+
+    def _array_type(self, dtype, ndim):
+        name = NUMBA_TYPES.get(dtype, dtype)
+        if self.target == "cuda":  # the CUDA runner passes every array flat
+            return f"{name}[::1]"
+        if ndim == 0:
+            return f"Array({name}, 0, 'C')"
+        return f"{name}[{', '.join([':'] * (ndim - 1) + ['::1'])}]"
+
+    # ---------------------------------------------------------------- CPU: a loop nest
+    def _cpu_body(self):
+        lines = [f"{name}f = {name}.reshape(-1)" for name in self.args + ["out"]]
+        lines += self._scalar_loads()
+        if self.matmul is not None:
+            return lines + self._cpu_matmul()
+        index = [f"i{d}" for d in range(len(self.layout.shape))]
+        for d, n in enumerate(self.layout.shape):
+            loop = "prange" if self.parallel and d == 0 else "range"
+            lines.append("    " * d + f"for {index[d]} in {loop}({n}):")
+        return lines + ["    " * len(index) + line for line in self._element(index)]
+
+    def _cpu_matmul(self):
+        """Row i of out accumulates x[i, :] @ W (the row stays in cache), then the epilogue runs on it."""
+        n, m = self.out.shape
+        x, w = (self.args[self.arg_of[i]] + "f" for i in self.matmul.inputs)
+        inner = self.nodes[self.matmul.inputs[0]].shape[1]
+        lines = [
+            f"for i0 in {'prange' if self.parallel else 'range'}({n}):",
+            f"    for i1 in range({m}):",
+            f"        outf[i0 * {m} + i1] = {self._literal(0, self.matmul.dtype)}",
+            f"    for p in range({inner}):",
+            f"        xv = {x}[i0 * {inner} + p]",
+            f"        for i1 in range({m}):",
+            f"            outf[i0 * {m} + i1] += xv * {w}[p * {m} + i1]",
+            f"    for i1 in range({m}):",
+        ]
+        return lines + ["        " + line for line in self._element(["i0", "i1"])]
+
+    # ---------------------------------------------------------------- CUDA: a grid-stride loop
+    def _cuda_body(self):
+        shape = self.layout.shape
+        lines = self._scalar_loads()
+        lines += ["start = cuda.grid(1)", "stride = cuda.gridsize(1)"]
+        lines.append(f"for i in range(start, {math.prod(self.out.shape)}, stride):")
+        index, inner = ["i"], []
+        if len(shape) > 1:  # the multi-index from the flat index, innermost axis fastest
+            index, rest = [f"i{d}" for d in range(len(shape))], "i"
+            for d in range(len(shape) - 1, 0, -1):
+                inner += [f"i{d} = {rest} % {shape[d]}", f"r{d} = {rest} // {shape[d]}"]
+                rest = f"r{d}"
+            inner.append(f"i0 = {rest}")
+        if self.matmul is not None:
+            x, w = (self.args[self.arg_of[i]] for i in self.matmul.inputs)
+            k, m = self.nodes[self.matmul.inputs[0]].shape[1], self.out.shape[1]
+            inner += [
+                f"acc = {self._literal(0, self.matmul.dtype)}",
+                f"for p in range({k}):",
+                f"    acc += {x}[i0 * {k} + p] * {w}[p * {m} + i1]",
+            ]
+        return lines + ["    " + line for line in inner + self._element(index)]
+
+    # ---------------------------------------------------------------- one element
+    def _scalar_loads(self):
+        return [
+            f"s{k} = {self.args[access.arg]}{self.flat}[0]"
+            for k, access in enumerate(self.accesses)
+            if self.layout.is_scalar(k)
+        ]
+
+    def _element(self, index):
+        """Statements computing the output at loop indices `index` and storing it."""
+        lines = [
+            f"x{k} = {self.args[access.arg]}{self.flat}[{self.layout.offset(k, index)}]"
+            for k, access in enumerate(self.accesses)
+            if not self.layout.is_scalar(k)
+        ]
+        out = f"out{self.flat}[{self.layout.offset(len(self.accesses), index)}]"
+        names = {}
+        for position, node in enumerate(self.body.nodes):
+            if node.op == "constant":
+                names[node.id] = self._literal(np.asarray(node.param_dict["value"]).item(), node.dtype)
+            elif node.op in VIEWS and self.nodes[node.inputs[0]].op == "constant":
+                names[node.id] = names[node.inputs[0]]
+            elif node.id in self.reads:
+                names[node.id] = self._read(self.reads[node.id])
+            elif node.op == "matmul":
+                names[node.id] = out if self.target == "cpu" else "acc"
+            elif node.op not in VIEWS and node.op != "input":
+                operands = [self._cast(names[i], self.nodes[i].dtype, node.dtype) for i in node.inputs]
+                if node.op == "where":
+                    operands.append(self._read(self.reads[("condition", node.id)]))
+                names[node.id] = f"v{position}"
+                lines.append(f"v{position} = {self._expression(node, operands)}")
+        return lines + [f"{out} = {names[self.out.id]}"]
+
+    def _cast(self, name, source, target):
+        return name if source == target or target == "bool" else f"np.{target}({name})"
+
+    def _literal(self, value, dtype):
+        """A typed constant: a module-level global like `K0 = np.float32(0.5)`."""
+        if dtype == "bool":
+            return "True" if value else "False"
+        text = f"np.{dtype}({_number(value, dtype)})"
+        if text not in self.constants:
+            self.constants[text] = f"K{len(self.constants)}"
+        return self.constants[text]
+
+    def _function(self, name, dtype):
+        if self.fast_math and self.target == "cpu" and dtype == "float32" and name in FAST_FUNCTIONS:
+            self.imports.add(f"from minigrad.jit.fastmath import {FAST_FUNCTIONS[name]}  # version {_fastmath_version()}")
+            return FAST_FUNCTIONS[name]
+        self.imports.add("import math")
+        return f"math.{name}"
+
+    def _expression(self, node, a):
+        """The source of `node` applied to operand sources `a`, computed in node.dtype."""
+        d, op, params = node.dtype, node.op, node.param_dict
+        one, zero = _Lazy(lambda: self._literal(1, d)), _Lazy(lambda: self._literal(0, d))
+        if op in BINARY:
+            return f"{a[0]} {BINARY[op]} {a[1]}"
+        if op == "neg":
+            return f"-{a[0]}"
+        if op in ("exp", "log", "sin", "cos", "tanh"):
+            return f"{self._function(op, d)}({a[0]})"
+        if op == "sigmoid":  # the primitive's form, (tanh(x/2) + 1) / 2: no overflow for large |x|
+            half = self._literal(0.5, d)
+            return f"{half} * ({self._function('tanh', d)}({half} * {a[0]}) + {one})"
+        if op == "power":
+            return self._power(a[0], float(params["exponent"]), d)
+        if op == "relu":  # NaN < 0 is False: NaN passes through, as with np.maximum(x, 0)
+            return f"{zero} if {a[0]} < {zero} else {a[0]}"
+        if op == "relu_mask":
+            return f"{one} if {a[0]} > {zero} else {zero}"
+        if op == "abs":
+            return f"abs({a[0]})"
+        if op == "sign":
+            return f"{one} if {a[0]} > {zero} else (-{one} if {a[0]} < {zero} else {a[0]})"
+        if op == "clip":
+            x = a[0]
+            if params["high"] is not None:
+                high = self._literal(params["high"], d)
+                x = f"({high} if {a[0]} > {high} else {x})"
+            if params["low"] is not None:
+                low = self._literal(params["low"], d)
+                x = f"({low} if {a[0]} < {low} else {x})"
+            return x
+        if op == "clip_mask":
+            tests = [f"{a[0]} >= {self._literal(params['low'], d)}"] if params["low"] is not None else []
+            tests += [f"{a[0]} <= {self._literal(params['high'], d)}"] if params["high"] is not None else []
+            return f"{one} if {' and '.join(tests)} else {zero}" if tests else one
+        if op == "astype":
+            return f"{a[0]} != 0" if d == "bool" else f"np.{d}({a[0]})"
+        if op == "where":
+            return f"{a[0]} if {a[2]} else {a[1]}"
+        raise NotImplementedError(f"kernel_source: no code for op {op!r} ({node})")
+
+    def _power(self, x, exponent, dtype):
+        """x ** exponent; small integer powers as products (a call to pow does not vectorise)."""
+        if exponent in (1, 2, 3, 4):
+            return " * ".join([x] * int(exponent))
+        if exponent == 0:
+            return self._literal(1, dtype)
+        if exponent == -1:
+            return f"{self._literal(1, dtype)} / {x}"
+        if exponent == 0.5:
+            self.imports.add("import math")
+            return f"math.sqrt({x})"
+        return f"{x} ** {self._literal(exponent, dtype)}"
+
+
+class _Lazy:
+    """A literal registered only if it is formatted into the source (no unused globals)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __format__(self, spec):
+        return format(self.make(), spec)
+
+
+def _condition(node):
+    return np.asarray(node.param_dict["condition"])
+
+
+def condition_arrays(body):
+    """The arrays a kernel of `body` takes after its inputs: each `where` node's condition, C-contiguous."""
+    return [np.ascontiguousarray(_condition(n)) for n in body.nodes if n.op == "where"]
+
+
+def _listing(body):
+    """The body as positional pseudo-code (no node ids: equal structures give equal sources)."""
+    names = {i: f"a{k}" for k, i in enumerate(body.inputs)}
+    conditions = iter(range(len(body.nodes)))
+    lines = []
+    for position, node in enumerate(body.nodes):
+        if node.op == "input":
+            lines.append(f"{names[node.id]}: input {node.shape} {node.dtype}")
+            continue
+        names[node.id] = f"v{position}"
+        args = [names[i] for i in node.inputs]
+        if node.op == "constant":
+            args = [_number(np.asarray(node.param_dict["value"]).item(), node.dtype)]
+        for name, value in node.params:
+            if name == "condition":
+                args.append(f"condition=c{next(conditions)}")
+            elif name != "value":
+                args.append(f"{name}={value}")
+        lines.append(f"v{position} = {node.op}({', '.join(args)}) : {node.shape} {node.dtype}")
+    return lines + [f"out = {names[body.outputs[0]]}"]
+
+
+def _number(value, dtype):
+    """`value` as the shortest literal that gives the same `dtype` number ("inf" and "nan" quoted)."""
+    text = str(np.dtype(dtype).type(value))
+    return text if np.isfinite(float(value)) else repr(text)
+
+
+def _fastmath_version():
+    """A fingerprint of fastmath.py: kernels that inline it get a new cache key when it changes."""
+    path = Path(__file__).with_name("fastmath.py")
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+

@@ -1,0 +1,183 @@
+"""Operator fusion: merge chains of elementwise operations into one kernel each.
+
+On modern hardware an elementwise operation costs what it moves, not what it computes: a float32
+`tanh` does a few dozen flops per element while reading and writing 8 bytes, and memory delivers
+bytes an order of magnitude slower than cores consume them. Run one by one, GELU's nine operations
+move every intermediate through main memory and back (9 reads and 9 writes per element); fused into
+one loop, each element is read once, kept in registers through all nine operations, and written
+once. Fusion is the main optimisation of XLA, TVM and torch.compile (Inductor).
+
+`fusible_groups(graph)` finds the groups; `fuse(graph)` rewrites each into one "fused" node whose
+params hold the group as a small graph of its own (`("body", Graph)`, `("kind", "elementwise")`):
+
+* Members are elementwise operations (`ELEMENTWISE`) of one shape, the group's iteration space.
+  Operands of other shapes are read with broadcasting, so a bias row or a scalar costs nothing.
+  A `broadcast_to`, or a `reshape` that only adds or removes axes of length 1, is a change of view:
+  it joins the group that reads it (the kernel indexes its operand directly) but starts none.
+* A kernel writes one result: every member except the last (the sink) is read only by members of
+  the group and is not a graph output. A value read by two groups is therefore materialised once
+  and read twice, rather than recomputed in both (XLA would duplicate cheap ones; we keep it simple).
+* Reductions, matrix products, indexing and reshapes that move data are never members: they end a
+  group. Fusing across a reduction would compute the sum once per output element.
+
+Groups grow backwards from their sink, visiting nodes in reverse topological order: a node joins
+the group that reads it if all of its readers are compute members of that one group. That rule
+makes groups convex (no path leaves a group and comes back into it, which would make the fused node
+depend on itself), and maximal under the single-output rule.
+
+`fuse` then merges a 2-D matrix product into the group that is its only reader, when that group
+computes at the product's shape: matmul + bias + activation in one kernel ("linear_epilogue"), the
+pattern of every dense layer (cuBLAS/oneDNN "epilogues", XLA's output fusion).
+
+Node ids are kept: a fused node takes the id of its sink, and its body keeps the members' ids, so a
+fused graph can be compared with the graph it came from.
+"""
+
+from .ir import ELEMENTWISE, SOURCES, Graph, Node
+
+VIEWS = frozenset({"broadcast_to", "reshape"})
+
+
+def is_broadcast_view(node):
+    """True for a broadcast_to, and for a reshape that only inserts or removes axes of length 1:
+    operations that change how an array is indexed, not which elements it holds in which order."""
+    if node.op == "broadcast_to":
+        return True
+    if node.op == "reshape":
+        shape = dict(node.params)["shape"]
+        return tuple(n for n in shape if n != 1) == tuple(n for n in node.shape if n != 1)
+    return False
+
+
+def broadcasts_to(shape, target):
+    """True if numpy broadcasting stretches `shape` to exactly `target`."""
+    if len(shape) > len(target):
+        return False
+    return all(n in (1, t) for n, t in zip(reversed(shape), reversed(target)))
+
+
+def fusible_groups(graph):
+    """The fusion groups of `graph`: a list of lists of node ids, each sorted, ordered by sink id.
+
+    Every elementwise node is in exactly one group (possibly alone); view nodes (`is_broadcast_view`)
+    are in at most one. See the module docstring for the rules.
+    """
+    users = graph.users()
+    outputs = set(graph.outputs)
+    group_of = {}  # node id -> sink id of its group
+    shape_of = {}  # sink id -> the group's shape
+    compute = {}  # node id -> True for elementwise members, False for view members
+    for node in reversed(graph.nodes):
+        readers = users[node.id]
+        groups = {group_of.get(r) for r in readers}
+        joinable = (
+            readers
+            and node.id not in outputs
+            and len(groups) == 1
+            and None not in groups
+            and all(compute[r] for r in readers)
+        )
+        sink = groups.pop() if joinable else None
+        if node.op in ELEMENTWISE:
+            if sink is not None and node.shape == shape_of[sink]:
+                group_of[node.id] = sink
+            else:
+                group_of[node.id] = node.id
+                shape_of[node.id] = node.shape
+            compute[node.id] = True
+        elif is_broadcast_view(node) and sink is not None and broadcasts_to(node.shape, shape_of[sink]):
+            group_of[node.id] = sink
+            compute[node.id] = False
+    groups = {}
+    for member, sink in group_of.items():
+        groups.setdefault(sink, []).append(member)
+    return [sorted(groups[sink]) for sink in sorted(groups)]
+
+
+def fuse(graph, epilogues=True):
+    """A new graph in which each fusion group is one "fused" node (see the module docstring).
+
+    epilogues: also merge a matmul into the elementwise group that is its only reader.
+    Scalar constants read by a group move into its body, so a kernel's structure includes them;
+    larger constants stay outside and become inputs of the fused node.
+    """
+    by_id = {n.id: n for n in graph.nodes}
+    users = graph.users()
+    groups = [set(g) for g in fusible_groups(graph)]
+    if epilogues:
+        groups = [_with_epilogue(g, by_id, users, graph.outputs) for g in groups]
+    sink_of = {}
+    fused = {}
+    for members in groups:
+        sink = max(members)
+        fused[sink] = _fused_node(sorted(members), by_id)
+        sink_of.update({m: sink for m in members})
+    nodes = []
+    for node in graph.nodes:
+        if node.id in fused:
+            nodes.append(fused[node.id])
+        elif node.id not in sink_of:
+            nodes.append(node)
+    return Graph(_without_unread_constants(nodes, graph.outputs), list(graph.inputs), list(graph.outputs))
+
+
+def _with_epilogue(members, by_id, users, outputs):
+    """`members` plus the 2-D matmul that only they read, if there is one of the group's shape."""
+    shape = by_id[max(members)].shape
+    for member in sorted(members):
+        for source in by_id[member].inputs:
+            node = by_id[source]
+            if (
+                node.op == "matmul"
+                and node.shape == shape
+                and len(shape) == 2
+                and all(len(by_id[i].shape) == 2 for i in node.inputs)
+                and source not in outputs
+                and set(users[source]) <= members
+                and all(by_id[r].op in ELEMENTWISE for r in users[source])
+            ):
+                return members | {source}
+    return members
+
+
+def _fused_node(members, by_id):
+    """The "fused" node computing the group `members` (sorted ids): one body graph, one output."""
+    inside = set(members)
+    sources = sorted({s for m in members for s in by_id[m].inputs} - inside)
+    matmul_operands = {s for m in members if by_id[m].op == "matmul" for s in by_id[m].inputs}
+    body, external = [by_id[m] for m in members], []
+    for source in sources:
+        operand = by_id[source]
+        if operand.op == "constant" and operand.size == 1 and source not in matmul_operands:
+            body.append(operand)  # becomes a literal of the kernel
+        else:
+            external.append(source)
+            body.append(Node(source, "input", (), operand.shape, operand.dtype))
+    body.sort(key=lambda n: n.id)
+    sink = by_id[members[-1]]
+    kind = "linear_epilogue" if matmul_operands else "elementwise"
+    graph = Graph(body, external, [sink.id])
+    return Node(sink.id, "fused", tuple(external), sink.shape, sink.dtype, (("body", graph), ("kind", kind)))
+
+
+def _without_unread_constants(nodes, outputs):
+    """Drop constants that only fused bodies read now (they moved into the bodies)."""
+    read = set(outputs)
+    for node in nodes:
+        read.update(node.inputs)
+    return [n for n in nodes if n.op != "constant" or n.id in read]
+
+
+def fused_bodies(graph):
+    """(fused node, body graph, kind) for every fused node of `graph`, in order."""
+    return [(n, dict(n.params)["body"], dict(n.params)["kind"]) for n in graph.nodes if n.op == "fused"]
+
+
+def describe_groups(graph):
+    """One line per fusion group: its ops in order, e.g. '%12 <- mul, add, tanh (4 ops, (64, 256))'."""
+    by_id = {n.id: n for n in graph.nodes}
+    lines = []
+    for group in fusible_groups(graph):
+        ops = [by_id[i].op for i in group if by_id[i].op not in SOURCES]
+        lines.append(f"%{group[-1]} <- {', '.join(ops)} ({len(ops)} ops, {by_id[group[-1]].shape})")
+    return lines
