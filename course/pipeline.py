@@ -118,7 +118,7 @@ def grade_cells(nb):
     return {nbgrader_metadata(c)["grade_id"]: c for c in nb.cells if nbgrader_metadata(c).get("grade")}
 
 
-def tested_name(grade_id, names):
+def graded_name_of(grade_id, names):
     """The graded name a test cell belongs to by the convention test_<name>_<aspect> (the longest
     of `names` that matches), or None."""
     matches = [n for n in names if grade_id == f"test_{n}" or grade_id.startswith(f"test_{n}_")]
@@ -409,7 +409,7 @@ def chapter_submissions(chapter, course=COURSE):
       * ``release``: the committed student notebook, untouched, which must score zero;
       * ``library``: the trimmed solution with the library's implementation in place of every
         answer listed in library.json, which must score full marks (one kernel for all of them;
-        `tested_name` tells which function a lost test cell belongs to);
+        `graded_name_of` tells which function a lost test cell belongs to);
       * ``wrong.<name>--<description>``: the trimmed solution with a wrong answer, which must
         lose points.
     """

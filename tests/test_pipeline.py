@@ -38,7 +38,7 @@ from course.pipeline import (
     grade_cells,
     nbgrader_metadata,
     read_notebook,
-    tested_name,
+    graded_name_of,
 )
 
 FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures" / "course"
@@ -213,7 +213,7 @@ def test_library_implementation_scores_full_marks(course, chapter, name, graded)
     assert name in answers, f"{chapter}: library.json names {name!r}, but no answer cell has that grade_id"
     results, _ = graded(course, chapter)
     library = results["library"]
-    tests = [cell for cell in library.cells.values() if tested_name(cell.name, answers) == name]
+    tests = [cell for cell in library.cells.values() if graded_name_of(cell.name, answers) == name]
     assert tests, f"{chapter}: no test cell test_{name}_<aspect> grades {name}"
     assert all(cell.full for cell in tests), (
         f"{chapter}: {spec}, in place of the solution of {name}, fails its tests: the notebook's "
@@ -288,7 +288,7 @@ def test_graded_cells_follow_conventions(course, chapter):
             problems.append(f"graded cell {grade_id} must be a locked code cell that is not an answer cell")
         if not meta.get("points", 0) > 0:
             problems.append(f"test cell {grade_id} carries no points")
-        owner = tested_name(grade_id, answers)
+        owner = graded_name_of(grade_id, answers)
         if owner is None:
             problems.append(f"test cell {grade_id} should be named test_<graded name>_<aspect>, "
                             f"graded names: {sorted(answers)}")
