@@ -230,9 +230,9 @@ class _Kernel:
         if len(shape) > 1:  # the multi-index from the flat index, innermost axis fastest
             index, rest = [f"i{d}" for d in range(len(shape))], "i"
             for d in range(len(shape) - 1, 0, -1):
-                inner += [f"i{d} = {rest} % {shape[d]}", f"r{d} = {rest} // {shape[d]}"]
+                inner.append(f"i{d} = {rest} % {shape[d]}")
+                inner.append(f"{'i0' if d == 1 else f'r{d}'} = {rest} // {shape[d]}")
                 rest = f"r{d}"
-            inner.append(f"i0 = {rest}")
         if self.matmul is not None:
             x, w = (self.args[self.arg_of[i]] for i in self.matmul.inputs)
             k, m = self.nodes[self.matmul.inputs[0]].shape[1], self.out.shape[1]

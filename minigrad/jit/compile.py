@@ -17,15 +17,16 @@ from .dce import eliminate_dead_code
 from .trace import trace_with_structure
 
 
-def compile(fn, backend="numpy", backward=False):
+def compile(fn, backend="numpy", backward=False, **options):
     """A function computing what `fn` computes, through a traced and compiled static graph.
 
     backend: "numpy" (the reference interpreter), "numba" (fused CPU kernels) or "cuda".
     backward: also return the gradients of the first output (a scalar) with respect to every
         input: the compiled function then returns `(fn's result, (grad_0, grad_1, ...))`.
+    options: passed to the backend, e.g. `fast_math=True` for "numba" (see its class).
     The result is a `Compiled`; its `.graph` and `.source` show what the last call ran.
     """
-    return Compiled(fn, get_backend(backend), backward)
+    return Compiled(fn, get_backend(backend, **options), backward)
 
 
 class Compiled:

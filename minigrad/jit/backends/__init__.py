@@ -24,9 +24,12 @@ class Backend:
         raise NotImplementedError(f"{type(self).__name__}.compile")
 
 
-def get_backend(name):
-    """An instance of the backend registered as `name` (its module imported now, not before)."""
+def get_backend(name, **options):
+    """An instance of the backend registered as `name` (its module imported now, not before),
+    made with `options` (e.g. fast_math=True)."""
     if isinstance(name, Backend):
+        if options:
+            raise TypeError(f"minigrad.jit: options {sorted(options)} given with a backend instance; set them on the instance")
         return name
     if name not in BACKENDS:
         raise ValueError(f"minigrad.jit: unknown backend {name!r}; the backends are {', '.join(BACKENDS)}")
@@ -40,4 +43,4 @@ def get_backend(name):
             f"minigrad.jit: the {name!r} backend is not available in this version of minigrad "
             f"({module_name.replace('.', '/')}.py does not exist yet); use backend='numpy'"
         ) from None
-    return getattr(module, class_name)()
+    return getattr(module, class_name)(**options)

@@ -87,9 +87,13 @@ class NumpyBackend(Backend):
 
 
 class PlannedInterpreter:
-    """`interpreter(*arrays)` runs `graph` in the arena `plan` lays out; returns the output arrays."""
+    """`interpreter(*arrays)` runs `graph` in the arena `plan` lays out; returns the output arrays.
 
-    def __init__(self, graph, plan):
+    kernels: {node id: kernel(*inputs, out)} replacing the interpreter's own for those nodes (how
+    the numba backend runs its fused nodes in the same planned arena).
+    """
+
+    def __init__(self, graph, plan, kernels=None):
         self.graph, self.plan = graph, plan
         position = {n.id: k for k, n in enumerate(graph.nodes)}
         base = np.empty(plan.peak_bytes + ALIGNMENT, dtype=np.uint8)
@@ -105,7 +109,9 @@ class PlannedInterpreter:
                 self.values[k] = buffer.view(node.dtype).reshape(node.shape)
         self.inputs = [(position[i], graph.node(i)) for i in graph.inputs]
         self.steps = [
-            (_kernel(n), [position[i] for i in n.inputs], k) for k, n in enumerate(graph.nodes) if n.op not in SOURCES
+            ((kernels or {}).get(n.id) or _kernel(n), [position[i] for i in n.inputs], k)
+            for k, n in enumerate(graph.nodes)
+            if n.op not in SOURCES
         ]
         self.outputs = [position[i] for i in graph.outputs]
 
