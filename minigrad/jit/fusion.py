@@ -38,14 +38,14 @@ from .ir import ELEMENTWISE, SOURCES, Graph, Node
 VIEWS = frozenset({"broadcast_to", "reshape"})
 
 
-def is_broadcast_view(node):
-    """True for a broadcast_to, and for a reshape that only inserts or removes axes of length 1:
-    operations that change how an array is indexed, not which elements it holds in which order."""
+def is_broadcast_view(node, operand_shape):
+    """True for a broadcast_to, and for a reshape of an operand of `operand_shape` that only inserts
+    or removes axes of length 1: operations that change how an array is indexed, not the order of
+    its elements."""
     if node.op == "broadcast_to":
         return True
     if node.op == "reshape":
-        shape = dict(node.params)["shape"]
-        return tuple(n for n in shape if n != 1) == tuple(n for n in node.shape if n != 1)
+        return tuple(n for n in operand_shape if n != 1) == tuple(n for n in node.shape if n != 1)
     return False
 
 
@@ -64,6 +64,7 @@ def fusible_groups(graph):
     """
     users = graph.users()
     outputs = set(graph.outputs)
+    shapes = {n.id: n.shape for n in graph.nodes}
     group_of = {}  # node id -> sink id of its group
     shape_of = {}  # sink id -> the group's shape
     compute = {}  # node id -> True for elementwise members, False for view members
@@ -85,7 +86,12 @@ def fusible_groups(graph):
                 group_of[node.id] = node.id
                 shape_of[node.id] = node.shape
             compute[node.id] = True
-        elif is_broadcast_view(node) and sink is not None and broadcasts_to(node.shape, shape_of[sink]):
+        elif (
+            node.op in VIEWS
+            and sink is not None
+            and is_broadcast_view(node, shapes[node.inputs[0]])
+            and broadcasts_to(node.shape, shape_of[sink])
+        ):
             group_of[node.id] = sink
             compute[node.id] = False
     groups = {}
