@@ -136,34 +136,56 @@ def _mask(x, condition):
     return constant(condition.astype(x.dtype))
 
 
+def _factor(name, forward):
+    """A derivative factor computed from the data (relu's mask, abs's sign), with no derivative itself.
+
+    A primitive rather than a `constant`, so that a backward pass recorded with create_graph=True
+    computes it from its input: a traced backward (`minigrad.jit`) rerun on new data gets the new
+    mask instead of the values frozen at trace time.
+    """
+    return Primitive(
+        name,
+        forward=forward,
+        vjp=lambda g, out, *inputs, **params: (None,) * len(inputs),
+        jvp=lambda t, out, *inputs, **params: constant(np.zeros_like(out.data)),
+    )
+
+
+relu_mask = _factor("relu_mask", lambda x: (x > 0).astype(x.dtype))
+sign = _factor("sign", np.sign)
+
+
 relu = Primitive(
     "relu",
     forward=lambda x: np.maximum(x, 0),
-    vjp=lambda g, out, x: (g * _mask(x, x.data > 0),),
-    jvp=lambda t, out, x: t[0] * _mask(x, x.data > 0),
+    vjp=lambda g, out, x: (g * relu_mask(x),),
+    jvp=lambda t, out, x: t[0] * relu_mask(x),
 )
 absolute = Primitive(
     "abs",
     forward=np.abs,
-    vjp=lambda g, out, x: (g * constant(np.sign(x.data)),),
-    jvp=lambda t, out, x: t[0] * constant(np.sign(x.data)),
+    vjp=lambda g, out, x: (g * sign(x),),
+    jvp=lambda t, out, x: t[0] * sign(x),
 )
 
 
 def _inside(x, low, high):
     inside = np.ones(x.shape, dtype=bool)
     if low is not None:
-        inside &= x.data >= low
+        inside &= x >= low
     if high is not None:
-        inside &= x.data <= high
-    return _mask(x, inside)
+        inside &= x <= high
+    return inside.astype(x.dtype)
+
+
+clip_mask = _factor("clip_mask", _inside)
 
 
 clip = Primitive(
     "clip",
     forward=lambda x, low, high: np.clip(x, low, high),
-    vjp=lambda g, out, x, low, high: (g * _inside(x, low, high),),
-    jvp=lambda t, out, x, low, high: t[0] * _inside(x, low, high),
+    vjp=lambda g, out, x, low, high: (g * clip_mask(x, low=low, high=high),),
+    jvp=lambda t, out, x, low, high: t[0] * clip_mask(x, low=low, high=high),
 )
 astype = Primitive(
     "astype",
@@ -231,15 +253,18 @@ reduce_sum = Primitive(
 
 def _argmax_weights(x, out, axis):
     """Where the maximum was attained, sharing the gradient equally between ties."""
-    hit = x.data == out.data.reshape(_keepdims_shape(x.shape, axis))
-    return constant((hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype))  # float32 stays float32
+    hit = x == np.reshape(out, _keepdims_shape(x.shape, axis))
+    return (hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype)  # float32 stays float32
+
+
+argmax_weights = _factor("argmax_weights", _argmax_weights)
 
 
 reduce_max = Primitive(
     "max",
     forward=lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
-    vjp=lambda g, out, x, axis, keepdims: (_sum_vjp(g, out, x, axis, keepdims)[0] * _argmax_weights(x, out, axis),),
-    jvp=lambda t, out, x, axis, keepdims: (t[0] * _argmax_weights(x, out, axis)).sum(axis=axis, keepdims=keepdims),
+    vjp=lambda g, out, x, axis, keepdims: (_sum_vjp(g, out, x, axis, keepdims)[0] * argmax_weights(x, out, axis=axis),),
+    jvp=lambda t, out, x, axis, keepdims: (t[0] * argmax_weights(x, out, axis=axis)).sum(axis=axis, keepdims=keepdims),
 )
 
 # --------------------------------------------------------------------------- shapes
