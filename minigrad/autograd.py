@@ -81,10 +81,11 @@ def _check_output(output, name):
 class VJPCount:
     """What backward passes cost: VJP rules evaluated, and input adjoints computed only to be dropped.
 
-    A rule returns an adjoint for every input, so an input that does not require grad (a frozen
-    weight, the data) still costs its share of the rule's arithmetic, which the engine then drops:
-    `discarded` counts those. Frozen *subgraphs* cost nothing at all: operations whose inputs all
-    have `requires_grad=False` record no node, so backward never reaches them.
+    Elementwise rules return an adjoint for every input, so an input that does not require grad (a
+    frozen bias, the data) still costs its share of the rule's arithmetic, which the engine then
+    drops: `discarded` counts those. `matmul` skips them (a whole matrix product each), as PyTorch's
+    rules do with `needs_input_grad`. Frozen *subgraphs* cost nothing at all: operations whose
+    inputs all have `requires_grad=False` record no node, so backward never reaches them.
     """
 
     vjps: int = 0

@@ -141,6 +141,19 @@ def test_double_backward_matches_torch(name):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{name}: second derivative w.r.t. {label}")
 
 
+def test_the_cases_cover_every_primitive():
+    """A primitive added to minigrad.ops without a double-backward case here fails this test."""
+    primitives = {p.name for p in vars(ops).values() if isinstance(p, ops.Primitive)}
+    used = set()
+    for mg_fn, _, arrays in PRIMITIVES.values():
+        xs = [mg.Tensor(a, requires_grad=True) for a in arrays]
+        out = mg_fn(*xs)
+        first = mg.gradients((out * mg.Tensor(np.ones(out.shape))).sum(), xs, create_graph=True)
+        for tensor in [out, *first]:
+            used |= {t.op for t in mg.topological_sort(tensor) if t.op is not None}
+    assert primitives <= used, f"primitives without a double-backward case: {sorted(primitives - used)}"
+
+
 # --------------------------------------------------------------------------- grad(grad(f)) on scalars
 SCALAR_CASES = {
     # f, f'', at x
