@@ -1,0 +1,108 @@
+"""The CUDA backend on Numba's CUDA simulator, in a separate process.
+
+The simulator has to be chosen before `numba.cuda` is first imported, and an import is forever, so
+the checks run in a child process started with NUMBA_ENABLE_CUDASIM=1 (this file run as a script).
+The simulator runs every CUDA thread as a Python thread: arrays are tiny. The child compiles
+programs with backend="cuda" and compares values and gradients with eager minigrad; it prints one
+JSON line per check, and the tests here read them.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+MASK = np.array([[True, False, True, False]])
+
+
+def gelu_mlp(x, w, b, v):
+    h = x @ w + b
+    g = 0.5 * h * (1.0 + (0.7978845608 * (h + 0.044715 * h**3)).tanh())
+    return (g.sigmoid() * v).mean()
+
+
+def broadcasting(x, b, c):
+    return (mg.where(MASK, (x + b).relu(), x.abs().clip(0.1, 0.6)) * c.reshape(3, 1)).exp().sum()
+
+
+def softmax_cross_entropy(x, w):
+    logits = x @ w
+    return -(logits - logits.max(axis=1, keepdims=True)).exp().sum(axis=1).log().mean() + logits.mean()
+
+
+PROGRAMS = {  # name: (function, input shapes, dtype)
+    "gelu_mlp_float32": (gelu_mlp, [(3, 4), (4, 5), (5,), (3, 5)], np.float32),
+    "broadcasting_float64": (broadcasting, [(3, 4), (4,), (3,)], np.float64),
+    "softmax_float64": (softmax_cross_entropy, [(2, 3), (3, 4)], np.float64),
+}
+
+
+def run_checks():
+    """In the child: every program through the cuda backend, on new inputs, against eager."""
+    from minigrad import jit
+    from minigrad.jit.backends.cuda_backend import simulated
+
+    rng = np.random.default_rng(0)
+    for name, (fn, shapes, dtype) in PROGRAMS.items():
+        compiled = jit.compile(fn, backend="cuda", backward=True)
+        errors = []
+        for _ in range(2):  # the second call reuses the compiled program on other inputs
+            arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+            value, grads = compiled(*arrays)
+            tensors = [mg.tensor(a) for a in arrays]  # (raw arrays would be promoted to float64)
+            expected, expected_grads = mg.value_and_grad(fn, argnums=tuple(range(len(arrays))))(*tensors)
+            pairs = [(value, expected)] + list(zip(grads, expected_grads, strict=True))
+            errors.append(max(_relative_error(got.data, want.data) for got, want in pairs))
+            dtypes_kept = all(got.dtype == want.dtype for got, want in pairs)
+        kinds = [n.param_dict["kind"] for n in compiled.runner.graph.nodes if n.op == "fused"]
+        print(json.dumps({
+            "name": name,
+            "simulated": simulated(),
+            "max_relative_error": max(errors),
+            "dtypes_kept": dtypes_kept,
+            "kernels": len(kinds),
+            "epilogue": "linear_epilogue" in kinds,
+            "grid_stride": "for i in range(start," in compiled.source and "cuda.gridsize(1)" in compiled.source,
+        }))
+
+
+def _relative_error(got, want):
+    scale = np.maximum(np.abs(want), 1e-3)
+    return float(np.max(np.abs(got - want) / scale)) if np.size(want) else 0.0
+
+
+@pytest.fixture(scope="module")
+def child_results(tmp_path_factory):
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "MINIGRAD_CACHE_DIR": str(tmp_path_factory.mktemp("kernels"))}
+    completed = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve())], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, f"the simulator process failed:\n{completed.stderr[-4000:]}"
+    lines = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+    return {result["name"]: result for result in lines}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_cuda_kernels_on_the_simulator_match_eager(child_results, name):
+    result = child_results.get(name)
+    assert result is not None, f"the simulator process reported nothing for {name}: {sorted(child_results)}"
+    assert result["simulated"], "NUMBA_ENABLE_CUDASIM=1 was set: the kernels should have run on the simulator"
+    tolerance = 1e-4 if "float32" in name else 1e-10
+    assert result["max_relative_error"] < tolerance, f"{name}: values/gradients differ from eager: {result}"
+    assert result["dtypes_kept"], f"{name}: a result changed dtype: {result}"
+    assert result["grid_stride"], f"{name}: kernels should be grid-stride loops"
+    assert result["kernels"] >= 1
+
+
+def test_matmul_bias_activation_runs_as_one_cuda_kernel(child_results):
+    assert child_results["gelu_mlp_float32"]["epilogue"], "x @ w + b then GELU: expected a linear_epilogue kernel"
+
+
+if __name__ == "__main__":
+    run_checks()
