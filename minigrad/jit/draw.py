@@ -44,11 +44,12 @@ def draw_ir(graph, *, rankdir="LR", max_nodes=DEFAULT_MAX_NODES, names=None, dim
         if node.op in SOURCES:
             continue
         drawing.node(f"op{node.id}", graphviz.nohtml(_op_label(node)), **_style("op", faded=faded))
-        drawing.edge(f"op{node.id}", f"v{node.id}")
+        edge_style = {"color": DIMMED["color"]} if faded else {}
+        drawing.edge(f"op{node.id}", f"v{node.id}", **edge_style)
         numbered = len(node.inputs) > 1 and node.op not in {"add", "mul"}
         for position, source in enumerate(node.inputs):
             tail = "elided" if source in hidden else f"v{source}"
-            drawing.edge(tail, f"op{node.id}", **({"label": str(position)} if numbered else {}))
+            drawing.edge(tail, f"op{node.id}", **({"label": str(position)} if numbered else {}), **edge_style)
     if hidden:
         _add_elision(drawing, graph, hidden)
     return drawing
