@@ -43,16 +43,17 @@ def layer_grad_norms(model, x, y, loss_fn=mse_loss):
     return grad_norms(loss, weights)
 
 
-def jacobian_spectral_norms(layers, x):
-    """The largest singular value of each layer's Jacobian, along one forward pass of example `x`.
+def jacobian_singular_values(layers, x):
+    """The singular values (descending) of each layer's Jacobian, along one forward pass of example `x`.
 
-    `layers` are applied one after another to `x` (a single example, 1-D). The norm bounds how
-    much the layer can stretch a gradient passing back through it; the gradient at the input is
-    at most the product of these numbers times the gradient at the output.
+    `layers` are applied one after another to `x` (a single example, 1-D). The largest singular
+    value bounds how much a layer can stretch a gradient passing back through it; the root mean
+    square of all of them is how much it stretches a gradient pointing in a random direction,
+    which is what a long product of layers does to a typical gradient.
     """
     h = x if isinstance(x, Tensor) else Tensor(x)
-    norms = []
+    values = []
     for layer in layers:
-        norms.append(np.linalg.norm(jacobian(layer, h).data, 2))
+        values.append(np.linalg.svd(jacobian(layer, h).data, compute_uv=False))
         h = layer(h).detach()
-    return np.array(norms)
+    return values

@@ -330,7 +330,9 @@ def checkpoint_sequential(layers, segments, x, preserve_rng_state=True, generato
     """
     layers = list(layers)
     if not 1 <= segments <= len(layers):
-        raise ValueError(f"checkpoint_sequential: segments must be between 1 and {len(layers)} (the number of layers), got {segments}")
+        raise ValueError(
+            f"checkpoint_sequential: segments must be between 1 and {len(layers)} (the number of layers), got {segments}"
+        )
     bounds = np.cumsum([0] + [len(part) for part in np.array_split(np.arange(len(layers)), segments)])
     for start, stop in zip(bounds[:-2], bounds[1:-1]):
         x = checkpoint(_Segment(layers[start:stop]), x, preserve_rng_state=preserve_rng_state, generators=generators)

@@ -5,7 +5,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.diagnostics import grad_norms, jacobian_spectral_norms, layer_grad_norms
+from minigrad.diagnostics import grad_norms, jacobian_singular_values, layer_grad_norms
 
 
 def test_layer_grad_norms_are_the_weight_gradient_norms_first_layer_first():
@@ -46,12 +46,18 @@ def test_grad_norms_of_intermediate_states():
     np.testing.assert_allclose(norms, [2 * np.sqrt(2), np.sqrt(2), 6 * np.sqrt(2), 0.0])
 
 
-def test_jacobian_spectral_norms():
+def test_jacobian_singular_values():
     rng = np.random.default_rng(2)
     linear = nn.Linear(4, 3, rng=rng)
     x = rng.standard_normal(4)
-    norms = jacobian_spectral_norms([linear, nn.Tanh(), nn.Sigmoid()], x)
+    values = jacobian_singular_values([linear, nn.Tanh(), nn.Sigmoid()], x)
     h = linear(mg.tensor(x)).data
     s = 1 / (1 + np.exp(-np.tanh(h)))
-    expected = [np.linalg.svd(linear.weight.data, compute_uv=False)[0], np.max(1 - np.tanh(h) ** 2), np.max(s * (1 - s))]
-    np.testing.assert_allclose(norms, expected, rtol=1e-10)
+    expected = [
+        np.linalg.svd(linear.weight.data, compute_uv=False),
+        np.sort(1 - np.tanh(h) ** 2)[::-1],  # a diagonal Jacobian: its entries are its singular values
+        np.sort(s * (1 - s))[::-1],
+    ]
+    assert [v.shape for v in values] == [(3,), (3,), (3,)]
+    for got, want in zip(values, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-10)

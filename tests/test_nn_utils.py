@@ -38,9 +38,9 @@ def test_clip_grad_norm_matches_pytorch(seed, max_norm, norm_type):
         np.testing.assert_allclose(p.grad.data, t.grad.numpy(), rtol=1e-12)
 
 
-def test_clip_grad_norm_scales_shared_gradient_arrays_once_and_skips_missing_grads():
+def test_clip_grad_norm_scales_gradients_from_one_adjoint_once_and_skips_missing_grads():
     a, b, unused = (nn.Parameter(np.full(3, v)) for v in (1.0, 2.0, 3.0))
-    (a + b).sum().backward()  # a and b receive the same adjoint
+    (a + b).sum().backward()  # a and b receive one adjoint
     total = clip_grad_norm_([a, b, unused], max_norm=1.0)
     assert total == pytest.approx(np.sqrt(6.0))
     np.testing.assert_allclose(a.grad.data, np.ones(3) / np.sqrt(6.0), rtol=1e-6)

@@ -1,8 +1,7 @@
 """Gradient utilities for training loops: clipping by global norm and by value.
 
-Both replace each parameter's `.grad` with a new tensor instead of scaling it in place: an
-engine may hand the same adjoint array to several leaves (the two inputs of an addition share
-one), and scaling it in place would scale it once per parameter that holds it.
+Both replace each parameter's `.grad` with a new tensor instead of editing its array in place: a
+gradient computed with `create_graph=True` is part of a graph, and other values may depend on it.
 """
 
 import numpy as np
