@@ -2,9 +2,9 @@
 
 The picture is the bipartite form of the graph G = (V, E) the tensors recorded: one *value node*
 (a box) per tensor and one *op node* (an ellipse) per operation, with edges input → op → output.
-Value nodes say what a student needs when tracing a backward pass by hand: the shape, the dtype when
-it is not float64, and on request the data and the gradient, rounded. Their fill says what kind of
-vertex they are:
+Value nodes say what a student needs when tracing a backward pass by hand: the shape (for a scalar
+whose value is shown, the value alone), the dtype when it is not float64, and on request the data and
+the gradient, rounded. Their fill says what kind of vertex they are:
 
 * parameter (green): a leaf with `requires_grad=True`, whose `.grad` backward fills;
 * input (blue): a leaf without grad, e.g. a batch of data;
@@ -50,15 +50,23 @@ INSTALL_HINT = (
 STYLES = {
     "op": {"shape": "ellipse", "style": "filled", "fillcolor": "#eeeeee", "color": "#888888"},
     "intermediate": {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffffff"},
-    "input": {"shape": "box", "style": "filled", "fillcolor": "#dce8f7"},
-    "parameter": {"shape": "box", "style": "filled", "fillcolor": "#d2efd6", "penwidth": "1.5"},
+    "input": {"shape": "box", "style": "filled", "fillcolor": "#dce8f7", "color": "#4f79a8"},
+    "parameter": {"shape": "box", "style": "filled", "fillcolor": "#d2efd6", "color": "#2f7d3c", "penwidth": "1.5"},
     "constant": {"shape": "box", "style": "dashed", "color": "#999999", "fontcolor": "#555555"},
     "output": {"style": "rounded,filled", "fillcolor": "#fde0b0", "color": "#c06f00", "penwidth": "2.5"},
     "checkpoint": {"color": "#7b3fa0", "penwidth": "2"},
     "backward": {"color": "#c0392b", "fontcolor": "#c0392b"},
     "elided": {"shape": "note", "style": "filled", "fillcolor": "#fafafa", "color": "#999999", "fontcolor": "#555555"},
 }
-CHECKPOINT_CLUSTER = {"style": "dashed", "color": "#7b3fa0", "fontcolor": "#7b3fa0", "label": "checkpoint: recomputed in backward"}
+# Graph-wide attributes. Text is laid out with Helvetica's metrics, but browsers without Helvetica or
+# Arial (many Linux machines) draw it in the ~10% wider DejaVu Sans: the horizontal node margin
+# leaves room for that, so that labels such as "layers.0.weight" stay inside their boxes.
+GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"}
+NODE_ATTR = {"fontname": "Helvetica", "fontsize": "10", "height": "0.3", "margin": "0.11,0.04"}
+EDGE_ATTR = {"arrowsize": "0.6", "color": "#555555", "fontname": "Helvetica", "fontsize": "9", "fontcolor": "#666666"}
+CHECKPOINT_CLUSTER = {
+    "style": "dashed", "color": "#7b3fa0", "fontcolor": "#7b3fa0", "fontsize": "10", "label": "checkpoint: recomputed in backward"
+}
 COMMUTATIVE = {"add", "mul"}  # edges into other multi-input ops are numbered by argument position
 
 
@@ -161,7 +169,7 @@ def draw(root, *, show_data=False, show_grad=False, rankdir="LR", max_nodes=DEFA
     rankdir: "LR" (inputs on the left) or "TB" (inputs on top).
     max_nodes: at most this many value nodes; larger graphs are elided (below).
     names: labels for tensors, a mapping name -> tensor or (name, tensor) pairs, such as
-        `model.named_parameters()`.
+        `model.named_parameters()`; a drawn `.grad` of a named tensor `x` is labelled "x.grad".
 
     Elision. A deep network is a long sequence of similar layers, and the readable parts of its
     graph are the two ends: where the inputs and parameters enter and where the loss comes out. So
@@ -253,12 +261,15 @@ class _Scene:
         self.index = {id(t): i for i, t in enumerate(self.order)}
         self.root_ids = set(map(id, roots))
         self.names = {id(t): name for name, t in dict(options["names"] or {}).items()}
+        for tensor in self.order:  # a drawn gradient of a named leaf is called "<name>.grad"
+            if id(tensor) in self.names and isinstance(tensor.grad, Tensor) and id(tensor.grad) in self.index:
+                self.names.setdefault(id(tensor.grad), f"{self.names[id(tensor)]}.grad")
         self.hidden = _elided(self.order, self.root_ids, options["max_nodes"])
         self.graph = GraphDrawing(
             name="minigrad",
-            graph_attr={"rankdir": options["rankdir"], "nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"},
-            node_attr={"fontname": "Helvetica", "fontsize": "10", "height": "0.3", "margin": "0.06,0.03"},
-            edge_attr={"arrowsize": "0.6", "color": "#555555", "fontsize": "8", "fontcolor": "#777777"},
+            graph_attr={"rankdir": options["rankdir"], **GRAPH_ATTR},
+            node_attr=dict(NODE_ATTR),
+            edge_attr=dict(EDGE_ATTR),
         )
 
     def draw(self):
@@ -302,13 +313,18 @@ class _Scene:
 
     def _value_label(self, tensor):
         lines = [self.names[id(tensor)]] if id(tensor) in self.names else []
+        show_data = self.options["show_data"] and _kind(tensor) != "constant"
         if _kind(tensor) == "constant":
-            lines.append(_format_array(tensor.data))
+            described = _format_array(tensor.data)
+        elif tensor.ndim == 0 and show_data:
+            described = ""  # the single number shown below says it is a scalar
         else:
-            lines.append("scalar" if tensor.ndim == 0 else str(tensor.shape))
+            described = "scalar" if tensor.ndim == 0 else str(tensor.shape)
         if tensor.dtype != np.float64:
-            lines[-1] += f" {tensor.dtype}"
-        if self.options["show_data"] and _kind(tensor) != "constant":
+            described = f"{described} {tensor.dtype}".strip()
+        if described:
+            lines.append(described)
+        if show_data:
             lines.append(f"data {_format_array(tensor.data)}")
         if self.options["show_grad"] and isinstance(tensor.grad, Tensor):
             lines.append(f"grad {_format_array(tensor.grad.data)}")

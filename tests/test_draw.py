@@ -89,6 +89,10 @@ def test_show_data_and_show_grad_add_rounded_values():
     nodes, _ = parse(mg.draw(y, show_data=True, show_grad=True, names={"x": x}))
     x_label = node_with_label(nodes, "x")
     assert "data [1, 2, 3]" in x_label and "grad [0.333, 0.333, 0.333]" in x_label, x_label
+    a = mg.tensor(2.0, requires_grad=True)
+    nodes, _ = parse(mg.draw(a * 3.0, show_data=True, names={"a": a}))
+    labels = " ".join(nodes.values())
+    assert "data 2" in labels and "data 6" in labels and "scalar" not in labels, f"a shown number says it is a scalar: {labels}"
     big = mg.tensor(np.arange(100.0))
     big_label = node_with_label(parse(mg.draw(big, show_data=True, names={"big": big}))[0], "big")
     assert "[0 … 99], mean 49.5" in big_label, f"a large array is summarised: {big_label}"
@@ -176,6 +180,8 @@ def test_the_backward_graph_of_create_graph_is_distinguished():
     assert len(backward) == len(value_nodes(nodes)) - n_forward, "exactly the tensors beyond the forward graph"
     assert any(".grad" in attrs for _, _, attrs in edges), "a dotted .grad edge joins a to its gradient"
     assert red not in mg.draw(f).source, "the forward graph alone has no backward part"
+    nodes, _ = parse(mg.draw([f, a.grad], names={"a": a}))
+    node_with_label(nodes, "a.grad")  # the gradient of a named leaf is named after it
 
 
 def test_a_graph_freed_by_backward_is_drawn_with_a_hint():
