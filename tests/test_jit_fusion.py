@@ -341,3 +341,32 @@ def test_fast_math_error_bound(name):
     np.testing.assert_array_equal(_apply(function, special), exact(special), err_msg=f"{name}_f32 at nan, ±inf, 0")
     if name == "exp":
         assert np.all(_apply(function, np.float32([-88.0, -100.0])) == 0.0), "below float32's normal range: 0"
+
+
+# --------------------------------------------------------------------------- the benchmark's quick run
+
+
+def test_bench_fusion_quick_run_is_complete():
+    """benchmarks/bench_fusion.py --quick: every figure present and well formed (no timing thresholds:
+    speed is the benchmark's business). The contenders' results were checked by the script itself."""
+    script = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_fusion.py")
+    done = subprocess.run(
+        [sys.executable, script, "--quick", "--no-torch-compile", "--gpu-simulator"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, f"bench_fusion.py --quick failed:\n{done.stderr[-4000:]}"
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [r["benchmark"] for r in records]
+    assert kinds[0] == "machine" and kinds.count("gelu_summary") == 1 and kinds.count("compile_latency_30_ops") == 2
+    contenders = {r["contender"]: r for r in records if r["benchmark"] == "gelu_tanh_float32"}
+    assert set(contenders) == {"minigrad_fused", "minigrad_compiled", "minigrad_fused_exact", "numpy_unfused",
+                               "copy", "torch_eager", "torch_gelu"}
+    for name, record in contenders.items():
+        assert math.isfinite(record["seconds_min"]) and record["seconds_min"] > 0, (name, record)
+    summary = records[kinds.index("gelu_summary")]
+    assert summary["torch_compile"].startswith("skipped") and all(isinstance(v, bool) for v in summary["targets"].values())
+    cold, cached = [r for r in records if r["benchmark"] == "compile_latency_30_ops"]
+    assert cold["ops_in_group"] == 30 and cold["cache_misses"] == cold["kernels"] == 4
+    assert cached["cache_hits"] == 4 and cached["cache_misses"] == 0, "the second process must load every kernel from disk"
+    (gpu,) = [r for r in records if r["benchmark"] == "gpu_gelu"]
+    assert gpu["simulated"] is True and gpu["elements"] == 4096

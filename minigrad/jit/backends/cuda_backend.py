@@ -54,11 +54,12 @@ def load_cuda():
 
     If numba.cuda is already imported, it is returned as it is: the choice was made then.
     """
-    if "numba.cuda" not in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM") is None and not gpu_present():
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    if "numba.cuda" not in sys.modules:
+        if os.environ.get("NUMBA_ENABLE_CUDASIM") is None and not gpu_present():
+            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         import numba.core.config
 
-        numba.core.config.reload_config()  # numba may already be loaded (the CPU backend): re-read it
+        numba.core.config.reload_config()  # numba may be loaded already (by the CPU backend): re-read the variable
     from numba import cuda
 
     return cuda

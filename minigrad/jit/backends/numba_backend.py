@@ -61,11 +61,12 @@ def _bind(kernel, conditions):
 
 
 class NumbaProgram(PlannedInterpreter):
-    """The planned interpreter with Numba kernels for the fused nodes; `.source` lists them."""
+    """The planned interpreter with Numba kernels for the fused nodes; `.source` lists them and
+    `.kernels` maps each fused node's id to its kernel."""
 
     def __init__(self, graph, plan, kernels, source):
         super().__init__(graph, plan, kernels)
-        self.source = source
+        self.kernels, self.source = kernels, source
 
     def __call__(self, *arrays):
         # kernels take C-contiguous arrays (their signatures say so); numpy makes copies only where needed
