@@ -26,8 +26,8 @@ from test_jit_core import _assert_matches_eager, _random_inputs, programs
 import minigrad as mg
 from minigrad import jit
 from minigrad.jit.backends.numpy_backend import run_graph
-from minigrad.jit.fusion import broadcasts_to, fuse, fusible_groups, is_broadcast_view
-from minigrad.jit.ir import ELEMENTWISE, Graph, Node
+from minigrad.jit.fusion import InvalidGroups, check_groups, fuse, fusible_groups
+from minigrad.jit.ir import Graph, Node
 
 FUSION_SETTINGS = settings(max_examples=60, deadline=None, database=None, derandomize=True)
 NUMBA_SETTINGS = settings(max_examples=12, deadline=None, database=None, derandomize=True)
@@ -55,45 +55,6 @@ def all_values(graph, *arrays):
 # --------------------------------------------------------------------------- the groups
 
 
-def check_groups(graph, groups):
-    """Fail unless `groups` are the fusion groups of `graph`, restated independently of fusion.py."""
-    by_id = {n.id: n for n in graph.nodes}
-    users = graph.users()
-    owner = {}
-    for group in groups:
-        assert group == sorted(group) and group, f"group {group}: expected a non-empty sorted list"
-        for member in group:
-            assert member not in owner, f"%{member} is in two groups"
-            owner[member] = group[-1]
-    for node in graph.nodes:
-        if node.op in ELEMENTWISE:
-            assert node.id in owner, f"elementwise {node} is in no group"
-    for group in groups:
-        members, sink = set(group), by_id[group[-1]]
-        assert sink.op in ELEMENTWISE, f"group {group} must end with an elementwise op, ends with {sink.op}"
-        for member in group:
-            node = by_id[member]
-            if node.op in ELEMENTWISE:
-                assert node.shape == sink.shape, f"{node} in a group of shape {sink.shape}"
-            else:
-                assert is_broadcast_view(node, by_id[node.inputs[0]].shape), f"{node} is neither elementwise nor a broadcast view"
-                assert broadcasts_to(node.shape, sink.shape) and node.inputs[0] not in members
-            if member != sink.id:
-                assert member not in graph.outputs, f"{node} is a graph output inside group {group}"
-                outside = [u for u in users[member] if u not in members]
-                assert not outside, f"{node} is read outside its group {group} by {outside}: two outputs"
-        # maximal: no operand could have joined (all its readers compute members, same shape, not an output)
-        for member in group:
-            for source in by_id[member].inputs:
-                node, readers = by_id[source], users[source]
-                if source in members or source in graph.outputs or node.op not in ELEMENTWISE:
-                    continue
-                joinable = node.shape == sink.shape and all(
-                    r in members and by_id[r].op in ELEMENTWISE for r in readers
-                )
-                assert not joinable, f"{node} could join group {group} but was left out"
-
-
 @FUSION_SETTINGS
 @given(programs(), st.booleans())
 def test_groups_of_random_programs_follow_the_rules(program, backward):
@@ -117,6 +78,31 @@ def test_fuse_preserves_what_a_graph_computes(program, seed):
             body = node.param_dict["body"].validate()
             assert len(body.outputs) == 1 and body.outputs[0] == node.id
             assert [body.node(i).op for i in body.inputs] == ["input"] * len(node.inputs)
+
+
+def test_check_groups_rejects_each_broken_rule():
+    """The validator the notebook's tests rely on catches every kind of wrong grouping."""
+    softmax = jit.trace(lambda x: (x.exp() / x.exp().sum(axis=1, keepdims=True)).tanh(), np.ones((3, 5)))
+    ids = {n.op: n.id for n in softmax.nodes}  # the last exp, the sum, ...
+    first_exp = next(n.id for n in softmax.nodes if n.op == "exp")
+    good = fusible_groups(softmax)
+    check_groups(softmax, good)
+    wrong = {
+        "across the reduction": ([[first_exp], [ids["exp"], ids["sum"], ids["div"], ids["tanh"]]], "cannot be in group"),
+        "two outputs": ([[first_exp, ids["exp"], ids["div"], ids["tanh"]]], "outside the group"),
+        "a node left out": ([[first_exp, ids["div"], ids["tanh"]]], "in no group"),
+        "not maximal": ([[first_exp], [ids["exp"]], [ids["div"], ids["tanh"]]], "could join"),
+        "unsorted": ([[ids["exp"]], [ids["tanh"], ids["div"], first_exp]], "increasing order"),
+    }
+    for name, (groups, message) in wrong.items():
+        with pytest.raises(InvalidGroups, match=message):
+            check_groups(softmax, groups)
+    two_outputs = jit.trace(lambda x: (x.exp(), x.exp().sin()), np.ones(3))
+    with pytest.raises(InvalidGroups, match="graph output inside"):
+        check_groups(two_outputs, [[1, 2, 3]])  # exp, (exp), sin: exp %1 is an output
+    bias = jit.trace(lambda x, b: x * (b * 2.0), np.ones((3, 4)), np.ones(4))
+    with pytest.raises(InvalidGroups, match=r"cannot be in group.*shape \(3, 4\)"):
+        check_groups(bias, [[3, 4]])  # b * 2.0 has shape (4,): not the group's
 
 
 def test_gelu_is_one_group():

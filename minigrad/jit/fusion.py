@@ -33,9 +33,14 @@ Node ids are kept: a fused node takes the id of its sink, and its body keeps the
 fused graph can be compared with the graph it came from.
 """
 
+from ..errors import MinigradError
 from .ir import ELEMENTWISE, SOURCES, Graph, Node
 
 VIEWS = frozenset({"broadcast_to", "reshape"})
+
+
+class InvalidGroups(MinigradError, ValueError):
+    """Fusion groups that break a rule (see `check_groups`)."""
 
 
 def is_broadcast_view(node, operand_shape):
@@ -187,3 +192,79 @@ def describe_groups(graph):
         ops = [by_id[i].op for i in group if by_id[i].op not in SOURCES]
         lines.append(f"%{group[-1]} <- {', '.join(ops)} ({len(ops)} ops, {by_id[group[-1]].shape})")
     return lines
+
+
+def check_groups(graph, groups):
+    """Raise InvalidGroups, saying which rule fails where, unless `groups` are the fusion groups of
+    `graph`. A restatement of the rules that does not use `fusible_groups`:
+
+    1. groups are non-empty sorted lists of ids, disjoint; every elementwise node is in one;
+    2. a group ends with an elementwise node (its sink); its elementwise members have the sink's
+       shape; its other members are broadcast views of nodes outside the group whose shape
+       broadcasts to the sink's;
+    3. every member but the sink is read only by elementwise members of its group, and is not a
+       graph output (one value leaves a kernel);
+    4. maximal: no node outside a group satisfies 2 and 3 for it while all of its readers are there.
+    Returns None when all hold.
+    """
+    by_id = {n.id: n for n in graph.nodes}
+    users, outputs = graph.users(), set(graph.outputs)
+    owner = {}
+    for group in groups:
+        if not group or list(group) != sorted(group):
+            raise InvalidGroups(f"group {group}: expected a non-empty list of node ids in increasing order")
+        for member in group:
+            if member not in by_id:
+                raise InvalidGroups(f"group {group}: the graph has no node %{member}")
+            if member in owner:
+                raise InvalidGroups(f"%{member} is in two groups, {owner[member]} and {group}")
+            owner[member] = group
+    missing = [str(n) for n in graph.nodes if n.op in ELEMENTWISE and n.id not in owner]
+    if missing:
+        raise InvalidGroups("elementwise nodes in no group:\n  " + "\n  ".join(missing))
+    for group in groups:
+        members, sink = set(group), by_id[group[-1]]
+        if sink.op not in ELEMENTWISE:
+            raise InvalidGroups(f"group {group} must end with an elementwise node, ends with {sink}")
+        for member in group:
+            _check_member(by_id[member], by_id, members, sink, group)
+        for member in group[:-1]:
+            _check_single_output(by_id[member], by_id, users[member], outputs, members, group)
+        for node in graph.nodes:
+            readers = users[node.id]
+            if node.id in members or node.id in outputs or not readers:
+                continue
+            if all(r in members and by_id[r].op in ELEMENTWISE for r in readers) and _fits(node, by_id, members, sink):
+                raise InvalidGroups(f"{node} could join group {group} (all its readers are there) but is left out")
+    return None
+
+
+def _fits(node, by_id, members, sink):
+    """Rule 2 for a node that is or would be a member of a group ending in `sink`."""
+    if node.op in ELEMENTWISE:
+        return node.shape == sink.shape
+    return (
+        node.op in VIEWS
+        and node.inputs[0] not in members
+        and is_broadcast_view(node, by_id[node.inputs[0]].shape)
+        and broadcasts_to(node.shape, sink.shape)
+    )
+
+
+def _check_member(node, by_id, members, sink, group):
+    if not _fits(node, by_id, members, sink):
+        raise InvalidGroups(
+            f"{node} cannot be in group {group} (shape {sink.shape}): members are elementwise ops of the "
+            f"group's shape, or broadcast views of values computed outside it"
+        )
+
+
+def _check_single_output(node, by_id, readers, outputs, members, group):
+    if node.id in outputs:
+        raise InvalidGroups(f"{node} is a graph output inside group {group}: only its last node may leave it")
+    outside = [r for r in readers if r not in members or by_id[r].op not in ELEMENTWISE]
+    if outside:
+        raise InvalidGroups(
+            f"{node} in group {group} is read by {', '.join(f'%{r}' for r in outside)} outside the group "
+            f"(or by a view): the kernel would have to write it too"
+        )
