@@ -208,9 +208,10 @@ def _matmul_vjp(g, out, x, y):
     gets None instead of an adjoint the engine would drop: that product costs as much as the one
     kept. In the benchmark MLP it is the data's adjoint, about 1 ms of a 3.5 ms training step.
     PyTorch's own rules skip it the same way (`ctx.needs_input_grad`); the elementwise rules do
-    not bother, their wasted work is a cheap array operation.
+    not bother, their wasted work is a cheap array operation. (`matmul` itself rather than `@`:
+    both operands have two or more axes here, so matmul_any's rank and shape checks cannot fail.)
     """
-    return (g @ y.mT if x.requires_grad else None, x.mT @ g if y.requires_grad else None)
+    return (matmul(g, y.mT) if x.requires_grad else None, matmul(x.mT, g) if y.requires_grad else None)
 
 
 matmul = Primitive(
