@@ -135,7 +135,7 @@ def main(argv=None):
     if args.quick:
         settings = [(depth, 32, 16, 1) for depth in (4, 9)]
     else:
-        settings = [(depth, 512, 256, 3) for depth in (16, 64, 256)]
+        settings = [(depth, 512, 256, 5) for depth in (16, 64, 256)]
     for depth, width, batch, repeat in settings:
         harness.emit(measure(depth, width, batch, repeat, torch))
 
