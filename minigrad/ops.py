@@ -253,9 +253,12 @@ def _keepdims_shape(shape, axis):
 
 
 def _sum_vjp(g, out, x, axis, keepdims):
-    # The reshape primitive itself: the shape is valid by construction, so Tensor.reshape's checks
-    # (which fill in -1 and compare sizes) would only cost time.
-    return (reshape(g, shape=_keepdims_shape(x.shape, axis)).broadcast_to(x.shape),)
+    # Only a sum that dropped some of its axes needs them back (as length 1) before broadcasting:
+    # a full sum's adjoint is 0-d and broadcasts as it is. The reshape primitive itself, because the
+    # shape is valid by construction and Tensor.reshape's checks would only cost time.
+    if axis is not None and not keepdims:
+        g = reshape(g, shape=_keepdims_shape(x.shape, axis))
+    return (g.broadcast_to(x.shape),)
 
 
 reduce_sum = Primitive(
