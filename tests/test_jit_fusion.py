@@ -157,6 +157,7 @@ def test_matmul_bias_activation_is_one_epilogue_kernel():
     assert node.param_dict["kind"] == "linear_epilogue"
     assert [n.op for n in node.param_dict["body"].nodes if n.op != "input"] == ["matmul", "add", "relu"]
     assert [n.op for n in fuse(graph, epilogues=False).nodes] == ["input", "input", "input", "matmul", "fused"]
+    assert [n.op for n in fuse(graph, epilogue_max_inner=2).nodes][3] == "matmul", "k = 3 > 2: the product stays with BLAS"
     # a matmul someone else reads too stays with BLAS
     shared = jit.trace(lambda x, w: (lambda h: (h.relu(), h.sum()))(x @ w), np.ones((4, 3)), np.ones((3, 5)))
     assert all(n.param_dict["kind"] == "elementwise" for n in fuse(shared).nodes if n.op == "fused")
@@ -195,6 +196,7 @@ def test_numba_backend_float32_mlp_layer(fast_math):
             np.testing.assert_allclose(got.data, want.data, rtol=2e-4, atol=2e-6)
     source = compiled.source
     assert ("tanh_f32(" in source) == fast_math and ("math.tanh(" in source) != fast_math
+    assert ": linear_epilogue" in source, "x @ w + b with k = 8: one kernel for the product and what follows"
 
 
 def test_float32_kernels_stay_float32():

@@ -29,7 +29,11 @@ from pathlib import Path
 import numpy as np
 
 
-PARALLEL_THRESHOLD = 1 << 17  # elements; below it a CPU kernel runs serially (waking threads costs ~10 µs)
+# Elements from which a CPU kernel runs its outer loop on all cores (prange). Waking a thread pool
+# costs tens of microseconds, and on a small machine Numba's threads compete with BLAS's (which spin
+# after each matrix product): measured on 2 cores, parallel kernels of 128k elements next to BLAS
+# calls ran 10x slower than serial ones. From 1M elements (a few hundred µs serial) it pays.
+PARALLEL_THRESHOLD = 1 << 20
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 VIEWS = frozenset({"broadcast_to", "reshape"})  # inside a body: a view of an input
 FAST_FUNCTIONS = {"tanh": "tanh_f32", "exp": "exp_f32"}  # minigrad.jit.fastmath, float32 only

@@ -105,10 +105,13 @@ def fusible_groups(graph):
     return [sorted(groups[sink]) for sink in sorted(groups)]
 
 
-def fuse(graph, epilogues=True):
+def fuse(graph, epilogues=True, epilogue_max_inner=None):
     """A new graph in which each fusion group is one "fused" node (see the module docstring).
 
     epilogues: also merge a matmul into the elementwise group that is its only reader.
+    epilogue_max_inner: merge only products whose inner dimension k is at most this (None: any).
+        A backend with a fast BLAS sets it: for large k the product is compute-bound, and BLAS's
+        blocked product then wins over a one-pass kernel's simple loops.
     Scalar constants read by a group move into its body, so a kernel's structure includes them;
     larger constants stay outside and become inputs of the fused node.
     """
@@ -116,7 +119,8 @@ def fuse(graph, epilogues=True):
     users = graph.users()
     groups = [set(g) for g in fusible_groups(graph)]
     if epilogues:
-        groups = [_with_epilogue(g, by_id, users, graph.outputs) for g in groups]
+        max_inner = float("inf") if epilogue_max_inner is None else epilogue_max_inner
+        groups = [_with_epilogue(g, by_id, users, graph.outputs, max_inner) for g in groups]
     sink_of = {}
     fused = {}
     for members in groups:
@@ -132,9 +136,10 @@ def fuse(graph, epilogues=True):
     return Graph(_without_unread_constants(nodes, graph.outputs), list(graph.inputs), list(graph.outputs))
 
 
-def _with_epilogue(members, by_id, users, outputs):
-    """`members` plus the 2-D matmul that only they read, if there is one of the group's shape."""
-    shape = by_id[max(members)].shape
+def _with_epilogue(members, by_id, users, outputs, max_inner):
+    """`members` plus the 2-D matmul that only they read, if there is one of the group's shape and dtype."""
+    sink = by_id[max(members)]
+    shape = sink.shape
     for member in sorted(members):
         for source in by_id[member].inputs:
             node = by_id[source]
@@ -142,7 +147,9 @@ def _with_epilogue(members, by_id, users, outputs):
                 node.op == "matmul"
                 and node.shape == shape
                 and len(shape) == 2
+                and node.dtype == sink.dtype
                 and all(len(by_id[i].shape) == 2 for i in node.inputs)
+                and by_id[node.inputs[0]].shape[1] <= max_inner
                 and source not in outputs
                 and set(users[source]) <= members
                 and all(by_id[r].op in ELEMENTWISE for r in users[source])

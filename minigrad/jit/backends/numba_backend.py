@@ -26,6 +26,8 @@ from ..memory_plan import plan_memory
 from . import Backend
 from .numpy_backend import PlannedInterpreter
 
+EPILOGUE_MAX_INNER = 8
+
 
 class NumbaBackend(Backend):
     """Fused CPU kernels with Numba.
@@ -33,17 +35,28 @@ class NumbaBackend(Backend):
     fast_math: float32 tanh/exp (hence sigmoid) via the vectorisable approximations of
         `minigrad.jit.fastmath`, relative error below 1e-6; exact `math` functions otherwise.
     parallel_threshold: elements from which a kernel runs its outer loop with prange on all cores.
-    epilogues: fuse matmul + bias + activation into one kernel (else the matmul stays with BLAS).
+    epilogues: fuse matmul + bias + activation into one kernel when the product's inner dimension
+        is at most `epilogue_max_inner`; larger products stay with BLAS (blocked, tuned), followed
+        by a fused kernel for what comes after them. The default, 8, is where the one-pass kernel
+        stopped beating BLAS + fused elementwise kernel on the course's reference machine
+        (notebook of chapter 9, section 4; a single-threaded BLAS).
     """
 
     name = "numba"
 
-    def __init__(self, fast_math=False, parallel_threshold=PARALLEL_THRESHOLD, epilogues=True, strategy="greedy_by_size"):
+    def __init__(
+        self,
+        fast_math=False,
+        parallel_threshold=PARALLEL_THRESHOLD,
+        epilogues=True,
+        epilogue_max_inner=EPILOGUE_MAX_INNER,
+        strategy="greedy_by_size",
+    ):
         self.fast_math, self.parallel_threshold = fast_math, parallel_threshold
-        self.epilogues, self.strategy = epilogues, strategy
+        self.epilogues, self.epilogue_max_inner, self.strategy = epilogues, epilogue_max_inner, strategy
 
     def compile(self, graph):
-        fused = fuse(graph, epilogues=self.epilogues)
+        fused = fuse(graph, epilogues=self.epilogues, epilogue_max_inner=self.epilogue_max_inner)
         kernels, sources = {}, []
         for node, body, kind in fused_bodies(fused):
             parallel = node.size >= self.parallel_threshold
