@@ -108,14 +108,37 @@ def nbgrader_metadata(cell):
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
+def is_written_answer(cell):
+    """A manually graded answer (nbgrader: solution and grade both set), e.g. a short essay.
+
+    Autograding leaves these at zero until a person grades them, so the pipeline's checks —
+    full marks, zero on stubs, wrong answers lose points — are about the autograded cells only.
+    """
+    meta = nbgrader_metadata(cell)
+    return bool(meta.get("solution") and meta.get("grade"))
+
+
 def answer_cells(nb):
-    """{grade_id: cell} of the answer (solution) cells, in notebook order."""
-    return {nbgrader_metadata(c)["grade_id"]: c for c in nb.cells if nbgrader_metadata(c).get("solution")}
+    """{grade_id: cell} of the code answer cells (graded functions), in notebook order."""
+    return {
+        nbgrader_metadata(c)["grade_id"]: c
+        for c in nb.cells
+        if nbgrader_metadata(c).get("solution") and not is_written_answer(c)
+    }
 
 
 def grade_cells(nb):
-    """{grade_id: cell} of the graded cells (the tests that carry points), in notebook order."""
-    return {nbgrader_metadata(c)["grade_id"]: c for c in nb.cells if nbgrader_metadata(c).get("grade")}
+    """{grade_id: cell} of the autograded cells (the tests that carry points), in notebook order."""
+    return {
+        nbgrader_metadata(c)["grade_id"]: c
+        for c in nb.cells
+        if nbgrader_metadata(c).get("grade") and not is_written_answer(c)
+    }
+
+
+def written_answers(nb):
+    """{grade_id: cell} of the manually graded answers."""
+    return {nbgrader_metadata(c)["grade_id"]: c for c in nb.cells if is_written_answer(c)}
 
 
 def graded_name_of(grade_id, names):
@@ -347,6 +370,8 @@ class NbgraderCourse:
         order = {name: index for index, name in enumerate(tests)}
         cells = {}
         for grade in sorted(submission.grades, key=lambda g: order.get(g.name, len(order))):
+            if nb is not None and grade.name not in tests:
+                continue  # a written answer, waiting for a person to grade it
             error = cell_error(tests[grade.name]) if grade.name in tests else None
             cells[grade.name] = GradedCell(grade.name, float(grade.score or 0), float(grade.max_score), error)
         if nb is None:  # nbgrader removes the output of a notebook it failed on, and scores it 0

@@ -36,6 +36,7 @@ from course.pipeline import (
     autograde_batch,
     chapter_submissions,
     grade_cells,
+    written_answers,
     nbgrader_metadata,
     read_notebook,
     graded_name_of,
@@ -279,8 +280,9 @@ def test_graded_cells_follow_conventions(course, chapter):
             problems.append(f"answer cell grade_id {name!r} is not the graded Python name")
         if "### BEGIN SOLUTION" not in cell.source or "### END SOLUTION" not in cell.source:
             problems.append(f"answer cell {name} has no ### BEGIN SOLUTION ... ### END SOLUTION region")
-        if nbgrader_metadata(cell).get("grade"):
-            problems.append(f"answer cell {name} is graded by hand (grade: true); put points on test cells")
+    for grade_id, cell in written_answers(nb).items():
+        if cell.cell_type != "markdown" or not grade_id.startswith("written_") or not nbgrader_metadata(cell).get("points", 0) > 0:
+            problems.append(f"written answer {grade_id} must be a markdown cell named written_<topic> that carries points")
     owners = {}
     for grade_id, cell in tests.items():
         meta = nbgrader_metadata(cell)
