@@ -16,7 +16,10 @@ their ratio (below 1: minigrad is faster), the target ratio and whether it is me
   graph vertex, with micrograd (Karpathy's recursive `Value`) as the contrast: its depth-first
   search recurses once per vertex, so it fails near Python's default recursion limit of 1000.
 
-Every comparison first checks that the contenders compute the same numbers.
+Every comparison first checks that the contenders compute the same numbers. Times are process CPU
+time by default (`--clock wall` for elapsed time), the best of several interleaved runs, each
+contender warmed up first; objects alive before timing (torch's ~300k among them) are frozen out
+of the cyclic garbage collector's sight (`harness.freeze_heap`). Results: benchmarks/README.md.
 """
 
 import harness  # noqa: I001  (first: pins every BLAS library to one thread before numpy loads)
@@ -89,6 +92,7 @@ def bench_per_op(torch, quick):
 
     for step in (minigrad_step, pytorch_step, numpy_step):
         step()
+    harness.freeze_heap()  # after the first steps: what the libraries set up lazily is frozen too
     for name, mine, theirs in (("a", a, ta), ("b", b, tb), ("c", c, tc)):
         _check(f"per_op_4x4 d/d{name}", mine.grad.data, theirs.grad.numpy())
         _check(f"per_op_4x4 d/d{name} (numpy)", grads[name], theirs.grad.numpy())
@@ -164,8 +168,9 @@ def bench_mlp(torch, quick):
     _check("mlp_step loss", losses[0], losses[1])
     _check("mlp_step loss (numpy)", losses[2], losses[1])
     _check("mlp_step updated weight", model.layers[0].weight.data, torch_model[0].weight.detach().numpy().T)
+    harness.freeze_heap()  # after the first steps: torch.optim's lazy imports are frozen too
 
-    number, repeat = (2, 2) if quick else (10, 7)
+    number, repeat = (2, 2) if quick else (2, 75)
     runs = harness.time_interleaved(
         {"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}, number, repeat
     )
@@ -260,19 +265,22 @@ def bench_chain(torch, quick):
     failure = micrograd_recursion_failure(1000)
     deepest = micrograd_deepest_chain()
     contenders = {
-        "minigrad": lambda: _chain_minigrad(ops),
-        "pytorch": lambda: _chain_pytorch(torch, ops),
-        "numpy": lambda: _chain_numpy(ops),
-        "micrograd": lambda: _chain_micrograd(ops),
+        "minigrad": _chain_minigrad,
+        "pytorch": lambda n: _chain_pytorch(torch, n),
+        "numpy": _chain_numpy,
+        "micrograd": _chain_micrograd,
     }
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 2 * ops + 1000))  # micrograd recurses once per vertex
     try:
+        for run in contenders.values():
+            run(1000)  # warm-up, so that whatever a library sets up lazily is frozen below
+        harness.freeze_heap()
         results = {name: [] for name in contenders}
         for _ in range(repeat):
             for name, run in contenders.items():
                 gc.collect()
-                results[name].append(run())
+                results[name].append(run(ops))
     finally:
         sys.setrecursionlimit(old_limit)
     expected = SCALE ** (ops // 2)
