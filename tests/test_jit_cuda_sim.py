@@ -3,8 +3,9 @@
 The simulator has to be chosen before `numba.cuda` is first imported, and an import is forever, so
 the checks run in a child process started with NUMBA_ENABLE_CUDASIM=1 (this file run as a script).
 The simulator runs every CUDA thread as a Python thread: arrays are tiny. The child compiles
-programs with backend="cuda" and compares values and gradients with eager minigrad; it prints one
-JSON line per check, and the tests here read them.
+programs with backend="cuda" (a few chosen ones, then test_jit_core's random programs) and compares
+values and gradients with eager minigrad; it prints one JSON line per check, and the tests here
+read them.
 """
 
 import json
@@ -72,6 +73,32 @@ def run_checks():
         }))
 
 
+def run_random_programs():
+    """In the child: test_jit_core's random programs (hypothesis, derandomized) through the cuda backend."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from test_jit_core import _assert_matches_eager, _random_inputs, programs
+
+    from minigrad import jit
+
+    checked = []
+
+    @settings(max_examples=8, deadline=None, database=None, derandomize=True)
+    @given(programs(), st.integers(0, 2**16))
+    def check(program, seed):
+        fn, shapes = program
+        rng = np.random.default_rng(seed)
+        compiled = jit.compile(fn, backend="cuda", backward=True)
+        for _ in range(2):
+            arrays = _random_inputs(shapes, rng)
+            value, grads = compiled(*arrays)
+            _assert_matches_eager(fn, arrays, value, grads)  # raises, with the program, on a mismatch
+        checked.append(fn.steps)
+
+    check()
+    print(json.dumps({"name": "random_programs", "checked": len(checked)}))
+
+
 def _relative_error(got, want):
     scale = np.maximum(np.abs(want), 1e-3)
     return float(np.max(np.abs(got - want) / scale)) if np.size(want) else 0.0
@@ -104,5 +131,11 @@ def test_matmul_bias_activation_runs_as_one_cuda_kernel(child_results):
     assert child_results["gelu_mlp_float32"]["epilogue"], "x @ w + b then GELU: expected a linear_epilogue kernel"
 
 
+def test_random_programs_on_the_simulator_match_eager(child_results):
+    """Values and gradients of random traced programs (every primitive with a fusible or host path)."""
+    assert child_results["random_programs"]["checked"] == 8
+
+
 if __name__ == "__main__":
     run_checks()
+    run_random_programs()
