@@ -17,11 +17,15 @@ def _unit(nbytes):
     return next((scale, name) for scale, name in UNITS if nbytes >= 4 * scale or scale == 1)
 
 
-def plot_memory_plan(graph, plan, ax=None, title=None, label_ops=None):
+def plot_memory_plan(graph, plan, ax=None, title=None, label_ops=None, groups=None):
     """Draw `plan` as a timeline of buffers (x: step, y: address) on `ax` (a new figure if None).
 
-    Each value is a rectangle from its definition to its last use at its planned offset, coloured
-    by the operation that made it; dashed lines mark the plan's peak and the liveness lower bound.
+    Each value is a rectangle from its definition to its last use at its planned offset; dashed
+    lines mark the plan's peak and the liveness lower bound. Rectangles are coloured by the
+    operation that made the value, or by `groups` when given: a mapping node id -> label (such as
+    "forward pass" / "backward pass"), which reads better than a dozen op colours when the point
+    is which values live long. The legend sits outside the axes, right of them, so that it never
+    hides a rectangle.
     label_ops: write op names inside the rectangles (default: when the graph has at most 40 nodes).
     Returns the axes.
     """
@@ -31,13 +35,16 @@ def plot_memory_plan(graph, plan, ax=None, title=None, label_ops=None):
         _, ax = plt.subplots(figsize=(10, 4))
     label_ops = len(graph.nodes) <= 40 if label_ops is None else label_ops
     scale, unit = _unit(max(plan.peak_bytes, 1))
-    ops = sorted({graph.node(i).op for i in plan.offsets})
-    colors = dict(zip(ops, plt.cm.tab20(np.linspace(0, 1, max(len(ops), 1)))))
+    group_of = {i: graph.node(i).op if groups is None else groups[i] for i in plan.offsets}
+    # ops alphabetically; given groups in order of first appearance (forward before backward)
+    names = sorted(set(group_of.values())) if groups is None else list(dict.fromkeys(group_of[i] for i in sorted(group_of)))
+    palette = plt.cm.tab10(np.arange(len(names))) if len(names) <= 10 else plt.cm.tab20(np.linspace(0, 1, len(names)))
+    colors = dict(zip(names, palette))
     for i, offset in plan.offsets.items():
         node, (first, last) = graph.node(i), plan.intervals[i]
         height = node.nbytes / scale
         ax.add_patch(
-            plt.Rectangle((first, offset / scale), last - first + 1, height, facecolor=colors[node.op],
+            plt.Rectangle((first, offset / scale), last - first + 1, height, facecolor=colors[group_of[i]],
                           edgecolor="black", linewidth=0.4, alpha=0.85)
         )
         if label_ops and height > 0.04 * plan.peak_bytes / scale:
@@ -50,9 +57,10 @@ def plot_memory_plan(graph, plan, ax=None, title=None, label_ops=None):
     ax.set_xlabel("step (position in the graph)")
     ax.set_ylabel(f"address ({unit})")
     ax.set_title(title or f"memory plan ({plan.strategy}): {len(plan.offsets)} values")
-    ax.add_artist(ax.legend(loc="upper right", fontsize=8))  # kept when the second legend replaces ax.legend_
-    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colors[op]) for op in ops]
-    ax.legend(handles, ops, fontsize=7, ncol=max(1, len(ops) // 8), loc="upper left", bbox_to_anchor=(1.01, 1))
+    lines, line_labels = ax.get_legend_handles_labels()
+    boxes = [plt.Rectangle((0, 0), 1, 1, facecolor=colors[name], edgecolor="black", linewidth=0.4) for name in names]
+    ax.legend(lines + boxes, line_labels + names, fontsize=8, ncol=1 + len(names) // 12, loc="upper left",
+              bbox_to_anchor=(1.01, 1), borderaxespad=0)
     return ax
 
 
