@@ -162,11 +162,13 @@ class GraphDrawing(graphviz.Digraph):
 # --------------------------------------------------------------------------- drawing
 
 
-def draw(root, *, show_data=False, show_grad=False, rankdir="LR", max_nodes=DEFAULT_MAX_NODES, names=None):
+def draw(root, *, show_data=False, show_grad=False, rankdir="auto", max_nodes=DEFAULT_MAX_NODES, names=None):
     """Draw the graph below `root` (a Tensor or a list/tuple of them) as a `GraphDrawing`.
 
     show_data, show_grad: add each tensor's values / gradient, rounded (a summary when large).
-    rankdir: "LR" (inputs on the left) or "TB" (inputs on top).
+    rankdir: "LR" (inputs on the left), "TB" (inputs on top) or "auto": left to right for shallow
+        graphs, top to bottom once more than AUTO_TB_DEPTH operations are chained, since a deep
+        graph drawn left to right is wider than a notebook, which then shrinks it past reading.
     max_nodes: at most this many value nodes; larger graphs are elided (below).
     names: labels for tensors, a mapping name -> tensor or (name, tensor) pairs, such as
         `model.named_parameters()`; a drawn `.grad` of a named tensor `x` is labelled "x.grad".
@@ -252,6 +254,21 @@ def _walk(roots):
     return order, set(map(id, order[n_forward:]))
 
 
+AUTO_TB_DEPTH = 6  # chained operations beyond which "auto" draws top to bottom
+
+
+def _rankdir(rankdir, order, hidden):
+    """Resolve "auto" from the longest chain of drawn operations (`order` is topological)."""
+    if rankdir != "auto":
+        return rankdir
+    depth = {}
+    for tensor in order:
+        if id(tensor) not in hidden:
+            parents = [depth.get(id(p), 0) for p in tensor.parents] if tensor.node is not None and tensor.node.inputs is not None else []
+            depth[id(tensor)] = 1 + max(parents, default=0) if tensor.node is not None else 0
+    return "TB" if max(depth.values(), default=0) > AUTO_TB_DEPTH else "LR"
+
+
 class _Scene:
     """One drawing in the making: which tensors appear, as what, and the Digraph being built."""
 
@@ -267,7 +284,7 @@ class _Scene:
         self.hidden = _elided(self.order, self.root_ids, options["max_nodes"])
         self.graph = GraphDrawing(
             name="minigrad",
-            graph_attr={"rankdir": options["rankdir"], **GRAPH_ATTR},
+            graph_attr={"rankdir": _rankdir(options["rankdir"], self.order, self.hidden), **GRAPH_ATTR},
             node_attr=dict(NODE_ATTR),
             edge_attr=dict(EDGE_ATTR),
         )

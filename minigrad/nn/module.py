@@ -31,6 +31,9 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
     def named_parameters(self, prefix=""):
         """(name, parameter) pairs, each parameter once, in attribute order."""
         seen = set()
