@@ -348,7 +348,7 @@ def test_bench_fusion_quick_run_is_complete():
     assert kinds[0] == "machine" and kinds.count("gelu_summary") == 1 and kinds.count("compile_latency_30_ops") == 2
     contenders = {r["contender"]: r for r in records if r["benchmark"] == "gelu_tanh_float32"}
     assert set(contenders) == {"minigrad_fused", "minigrad_compiled", "minigrad_fused_exact", "numpy_unfused",
-                               "copy", "torch_eager", "torch_gelu"}
+                               "numpy_unfused_products", "numpy_inplace", "copy", "torch_eager", "torch_gelu"}
     for name, record in contenders.items():
         assert math.isfinite(record["seconds_min"]) and record["seconds_min"] > 0, (name, record)
     summary = records[kinds.index("gelu_summary")]
