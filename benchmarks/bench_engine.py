@@ -109,6 +109,24 @@ def bench_per_op(torch, quick):
 SIZES = (784, 256, 256, 10)
 BATCH = 64
 LR = 0.01
+PHASES = ("zero_grad+model", "loss", "backward", "optimizer")  # what mark() separates in a step
+
+
+def _no_mark():
+    pass
+
+
+def _phase_medians(steps, rounds, block):
+    """{contender: {phase: median µs}} for `steps` = {name: step(mark)}, each calling mark() after
+    each phase; the contenders take turns, `block` consecutive steps at a time."""
+    laps = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            for _ in range(block):
+                marks = [harness.clock()]
+                step(lambda: marks.append(harness.clock()))
+                laps[name].append(np.diff(marks) * 1e6)
+    return {name: dict(zip(PHASES, np.round(np.median(laps[name], axis=0), 1).tolist())) for name in steps}
 
 
 def bench_mlp(torch, quick):
@@ -121,11 +139,16 @@ def bench_mlp(torch, quick):
     sgd = optim.SGD(model.parameters(), lr=LR)
     x = mg.tensor(x0)
 
-    def minigrad_step():
+    def minigrad_step(mark=_no_mark):
         sgd.zero_grad()
-        loss = nn.cross_entropy(model(x), labels)
+        logits = model(x)
+        mark()
+        loss = nn.cross_entropy(logits, labels)
+        mark()
         loss.backward()
+        mark()
         sgd.step()
+        mark()
         return loss.item()
 
     layers = []
@@ -139,11 +162,16 @@ def bench_mlp(torch, quick):
     torch_sgd = torch.optim.SGD(torch_model.parameters(), lr=LR)
     tx, tlabels = torch.from_numpy(x0), torch.from_numpy(labels)
 
-    def pytorch_step():
+    def pytorch_step(mark=_no_mark):
         torch_sgd.zero_grad()
-        loss = torch.nn.functional.cross_entropy(torch_model(tx), tlabels)
+        logits = torch_model(tx)
+        mark()
+        loss = torch.nn.functional.cross_entropy(logits, tlabels)
+        mark()
         loss.backward()
+        mark()
         torch_sgd.step()
+        mark()
         return loss.item()
 
     params = [array.copy() for pair in weights for array in pair]
@@ -170,12 +198,16 @@ def bench_mlp(torch, quick):
     _check("mlp_step updated weight", model.layers[0].weight.data, torch_model[0].weight.detach().numpy().T)
     harness.freeze_heap()  # after the first steps: torch.optim's lazy imports are frozen too
 
-    number, repeat = (2, 2) if quick else (2, 75)
+    number, repeat = (2, 2) if quick else (5, 30)
     runs = harness.time_interleaved(
         {"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}, number, repeat
     )
     figures = harness.summarize(runs, scale=1e3)
-    return _record("mlp_step", "ms/step", figures, TARGETS["mlp_step"], batch=BATCH, sizes=list(SIZES), dtype="float64")
+    phases = _phase_medians({"minigrad": minigrad_step, "pytorch": pytorch_step}, *((1, 2) if quick else (8, 10)))
+    return _record(
+        "mlp_step", "ms/step", figures, TARGETS["mlp_step"], batch=BATCH, sizes=list(SIZES), dtype="float64",
+        activation="relu", loss="cross_entropy", phases_us_median=phases,
+    )
 
 
 # --------------------------------------------------------------------------- the scalar chain

@@ -78,6 +78,14 @@ def test_each_target_is_the_issues_and_its_verdict_follows_the_ratio(records):
         assert "target" not in measured[name] and "met" not in measured[name], name
 
 
+def test_mlp_step_breaks_each_library_down_by_phase(records):
+    phases = _measurements(records)["mlp_step"]["phases_us_median"]
+    assert set(phases) == {"minigrad", "pytorch"}
+    for library, times in phases.items():
+        assert list(times) == ["zero_grad+model", "loss", "backward", "optimizer"], (library, times)
+        assert all(isinstance(t, float) and t > 0 for t in times.values()), (library, times)
+
+
 def test_chain_shows_micrograd_failing_at_the_default_recursion_limit(records):
     record = _measurements(records)["chain_backward"]
     assert record["micrograd_default_limit"] == 1000
