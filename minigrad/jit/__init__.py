@@ -3,8 +3,10 @@
     import minigrad.jit as jit
     graph = jit.trace(f, x)                   # the IR: print(graph), minigrad.draw(graph)
     graph = jit.eliminate_dead_code(graph)    # passes map a Graph to a Graph (or to a plan)
+    fused = jit.fuse(graph)                   # elementwise groups -> "fused" nodes (see jit.fusion)
     plan = jit.plan_memory(graph)             # liveness -> buffers sharing one arena
     fast = jit.compile(f, backend="numpy")    # traces on the first call per input signature
+    fused = jit.compile(f, backend="numba", fast_math=True)  # one generated kernel per group; .source
 
 The IR (`Graph`, `Node`) is in `minigrad.jit.ir`; backends are in `minigrad.jit.backends`;
 `minigrad.jit.draw.draw_ir` draws a graph with some nodes faded (graphviz loads only there).
@@ -13,6 +15,7 @@ The IR (`Graph`, `Node`) is in `minigrad.jit.ir`; backends are in `minigrad.jit.
 from .backends import BACKENDS, Backend, get_backend
 from .compile import Compiled, compile
 from .dce import eliminate_dead_code, live_nodes
+from .fusion import InvalidGroups, check_groups, fuse, fusible_groups
 from .ir import ELEMENTWISE, Graph, Node
 from .memory_plan import InvalidPlan, MemoryPlan, check_plan, liveness, plan_memory
 from .trace import trace
@@ -23,12 +26,16 @@ __all__ = [
     "Compiled",
     "ELEMENTWISE",
     "Graph",
+    "InvalidGroups",
     "InvalidPlan",
     "MemoryPlan",
     "Node",
+    "check_groups",
     "check_plan",
     "compile",
     "eliminate_dead_code",
+    "fuse",
+    "fusible_groups",
     "get_backend",
     "live_nodes",
     "liveness",
