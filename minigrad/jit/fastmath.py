@@ -61,13 +61,16 @@ def _float32_from_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
-@njit("float32(int32)", inline="always", cache=True)
+# Compiled lazily, where a kernel calls them (and inlined there): importing this module costs
+# nothing, a kernel loaded from Numba's disk cache needs no compilation at all, and no cache file is
+# written next to this module (which may sit in a read-only place).
+@njit(inline="always")
 def _power_of_two(k):
-    """2.0**k for an int32 k with -126 <= k <= 127, built in the exponent field."""
-    return _float32_from_bits((k + _BIAS) << _MANTISSA_BITS)
+    """2.0**k for an integer -126 <= k <= 127, built in the exponent field of a float32."""
+    return _float32_from_bits((np.int32(k) + _BIAS) << _MANTISSA_BITS)
 
 
-@njit("float32(float32)", inline="always", error_model="numpy", cache=True)
+@njit(inline="always", error_model="numpy")
 def tanh_f32(x):
     """tanh(x) for float32 x, relative error below MAX_RELATIVE_ERROR, vectorisable."""
     c = min(max(x, -TANH_CLAMP), TANH_CLAMP)
@@ -88,7 +91,7 @@ def tanh_f32(x):
     return x if x != x else y  # NaN stays NaN (min/max above would have dropped it)
 
 
-@njit("float32(float32)", inline="always", error_model="numpy", cache=True)
+@njit(inline="always", error_model="numpy")
 def exp_f32(x):
     """exp(x) for float32 x, relative error below MAX_RELATIVE_ERROR for normal results, vectorisable."""
     c = min(max(x, EXP_LOW), EXP_HIGH)
@@ -102,8 +105,8 @@ def exp_f32(x):
     p = p * r + _P0
     p = p * r * r + r + _ONE
     ki = np.int32(k)
-    half = ki >> np.int32(1)  # 2^k as 2^half * 2^(k - half): each factor stays a normal number
-    y = p * _power_of_two(half) * _power_of_two(ki - half)
+    half = np.int32(ki >> np.int32(1))  # 2^k as 2^half * 2^(k - half): each factor stays a normal number
+    y = p * _power_of_two(half) * _power_of_two(np.int32(ki - half))
     y = _ZERO if x < EXP_LOW else y
     y = _INF if x > EXP_HIGH else y
     return x if x != x else y

@@ -1,4 +1,4 @@
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def fused_linear_relu(x, W, b):
     """Adds the bias inside the product loop, once per term of the sum."""
     n, k = x.shape

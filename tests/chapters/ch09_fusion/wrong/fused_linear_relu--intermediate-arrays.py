@@ -1,4 +1,4 @@
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def fused_linear_relu(x, W, b):
     """Right values, but in three passes: the product, then the bias, then the ReLU, each into a new array."""
     n, k = x.shape

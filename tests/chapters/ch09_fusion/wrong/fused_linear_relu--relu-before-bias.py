@@ -1,4 +1,4 @@
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def fused_linear_relu(x, W, b):
     """Applies the ReLU to x @ W and adds the bias afterwards."""
     n, k = x.shape
