@@ -22,7 +22,7 @@ def _differentiable(x):
     """`x` as a tensor we can differentiate with respect to, keeping any outer graph or tangent."""
     if isinstance(x, Tensor) and x.requires_grad:
         return x
-    data = x.data if isinstance(x, Tensor) else np.asarray(x, dtype=np.result_type(np.asarray(x).dtype, np.float64))
+    data = x.data if isinstance(x, Tensor) else Tensor(x).data  # Tensor's dtype rule: floats keep theirs
     leaf = Tensor._result(data, None)
     leaf.requires_grad = True
     leaf._tangent = x._tangent if isinstance(x, Tensor) else None

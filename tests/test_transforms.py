@@ -192,3 +192,9 @@ def test_gradcheck_checks_every_input_of_a_non_scalar_function():
     a = RNG.uniform(0.5, 2.0, (2, 3))
     report = mg.gradcheck(lambda x: wrong_square(x) + x, a, raise_exception=False)  # vector output
     assert not report.ok and (report.input_index, report.element) == (0, (0, 0)), str(report)
+
+
+def test_grad_of_raw_arrays_keeps_their_float_dtype():
+    f = lambda x: (x * x).sum()
+    assert mg.grad(f)(np.ones(3, dtype=np.float32)).dtype == np.float32
+    assert mg.grad(f)([1, 2]).dtype == np.float64, "integer lists become float64, as Tensor() does"
