@@ -1,0 +1,316 @@
+"""Autograde a class: nbgrader's autograde, one submission per task, in parallel, merged safely.
+
+Each worker process keeps its own scratch copy of the course (config, the chapter's source and a
+gradebook of its own) and grades one submission at a time there, with nbgrader's own Autograde
+converter (`NbGraderAPI.autograde`) and `course.execute.JudgedExecute` in place of its Execute.
+Only the parent process writes the course's gradebook (sqlite by default, any `db_url`
+nbgrader accepts): it copies each submission's per-cell scores, comments and late penalty, so
+workers never contend for the database and a worker that crashes loses nothing but its current
+submission, which is retried once and otherwise reported.
+
+Every submission ends in the gradebook with a score on every grade cell (zero where the
+notebook could not be graded) and, when something went wrong, a line in `needs_attention`:
+timeouts, a dead kernel, cells the student deleted (restored and graded), missing answers.
+"""
+
+import concurrent.futures
+import datetime
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .execute import JudgedExecute
+from .judge import ATTENTION_KEY
+from .pipeline import REPOSITORY, Course, NbgraderCourse, PipelineError, cell_error, execution_seconds, grade_cells
+
+MAX_ZIP_BYTES = 2 << 30
+
+
+@dataclass
+class Settings:
+    chapter: str
+    root: Path = REPOSITORY  # the course: solutions/, course/nbgrader_config.py, course/autograded/
+    workers: int = 1
+    db_url: str | None = None  # default: the course's own (course/gradebook.db)
+    cell_timeout: int = 60
+    notebook_timeout: int = 600
+    memory_mb: int = 1024
+
+    @property
+    def gradebook(self):
+        return self.db_url or "sqlite:///" + str(Path(self.root) / "course" / "gradebook.db")
+
+
+@dataclass
+class CellScore:
+    name: str
+    score: float
+    max_score: float
+    error: str | None = None
+
+
+@dataclass
+class StudentResult:
+    student: str
+    cells: dict = field(default_factory=dict)  # grade_id -> CellScore, in notebook order
+    comments: dict = field(default_factory=dict)  # solution cell -> nbgrader's auto comment
+    late_penalty: float | None = None
+    timestamp: str | None = None
+    attention: list = field(default_factory=list)  # what the instructor should look at
+    seconds: float | None = None
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.cells.values())
+
+    @property
+    def max_score(self):
+        return sum(c.max_score for c in self.cells.values())
+
+
+# --------------------------------------------------------------------------- submissions
+def find_submissions(source, chapter, extract_to):
+    """{student: folder} from an nbgrader `submitted/` folder (<student>/<chapter>/) or a zip of one."""
+    source = Path(source)
+    if source.is_file() and zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as archive:
+            if sum(info.file_size for info in archive.infolist()) > MAX_ZIP_BYTES:
+                raise PipelineError(f"{source}: more than {MAX_ZIP_BYTES >> 30} GiB uncompressed")
+            archive.extractall(extract_to)  # zipfile drops absolute paths and '..' components
+        source = _submitted_root(Path(extract_to), chapter)
+    if not source.is_dir():
+        raise PipelineError(f"{source}: expected a folder of <student>/{chapter}/ submissions or a zip of one")
+    submissions = {}
+    for student in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        if (student / chapter).is_dir():
+            submissions[student.name] = student / chapter
+    return submissions
+
+
+def _submitted_root(root, chapter):
+    """The folder holding <student>/<chapter>/ inside an extracted zip (it may be nested)."""
+    for candidate in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
+        if any((student / chapter).is_dir() for student in candidate.iterdir() if student.is_dir()):
+            return candidate
+    return root
+
+
+def valid_student_id(student):
+    return bool(student) and student == student.strip() and "+" not in student and "/" not in student \
+        and not student.startswith(".") and all(c.isprintable() for c in student)
+
+
+# --------------------------------------------------------------------------- one submission, in a worker
+_WORKER = {}
+
+
+def _worker_course(template):
+    """This worker process's own copy of the scratch course (made on its first submission)."""
+    if "root" not in _WORKER:
+        root = Path(tempfile.mkdtemp(prefix=f"minigrad-worker-{os.getpid()}-"))
+        shutil.copytree(template, root, dirs_exist_ok=True)
+        _WORKER["root"] = root
+    return _WORKER["root"]
+
+
+def grade_submission(template, settings, student, folder, autograded_target):
+    """Grade one submission in this worker's course; returns a StudentResult. The autograded
+    folder is copied to `autograded_target` (the course's own, per student: no contention)."""
+    root = _worker_course(template)
+    chapter = settings.chapter
+    submitted = root / "course" / "submitted" / student / chapter
+    autograded = root / "course" / "autograded" / student / chapter
+    for path in (submitted, autograded):
+        shutil.rmtree(path, ignore_errors=True)
+    result = StudentResult(student)
+    try:
+        shutil.copytree(folder, submitted, symlinks=False, ignore=shutil.ignore_patterns(".*"))
+        if not (submitted / f"{chapter}.ipynb").exists():
+            result.attention.append(f"no {chapter}.ipynb in the submission: scored zero")
+        outcome = _nbgrader_autograde(root, settings, student)
+        if not outcome["success"]:
+            result.attention.append("nbgrader could not autograde it: " + _last_line(outcome.get("error") or ""))
+        _read_gradebook(root, settings, student, result)
+        if (autograded / f"{chapter}.ipynb").exists():
+            _read_notebook(autograded / f"{chapter}.ipynb", result)
+            shutil.rmtree(autograded_target, ignore_errors=True)
+            shutil.copytree(autograded, autograded_target)
+    finally:
+        for path in (submitted, autograded):
+            shutil.rmtree(path, ignore_errors=True)
+    return result
+
+
+def _nbgrader_autograde(root, settings, student):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import Execute
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root / "course")).load_config()
+    config.Autograde.autograde_preprocessors = [
+        JudgedExecute if p is Execute else p for p in Autograde.class_traits()["autograde_preprocessors"].default()
+    ]
+    config.JudgedExecute.cell_timeout = settings.cell_timeout
+    config.JudgedExecute.notebook_timeout = settings.notebook_timeout
+    config.JudgedExecute.memory_mb = settings.memory_mb
+    coursedir = CourseDirectory(config=config)
+    api = NbGraderAPI(coursedir=coursedir, config=config)
+    return api.autograde(settings.chapter, student, force=True, create=True)
+
+
+def _read_gradebook(root, settings, student, result):
+    from nbgrader.api import Gradebook, MissingEntry
+
+    chapter = settings.chapter
+    with Gradebook("sqlite:///" + str(root / "course" / "gradebook.db")) as gradebook:
+        try:
+            notebook = gradebook.find_submission_notebook(chapter, chapter, student)
+            submission = gradebook.find_submission(chapter, student)
+        except MissingEntry:
+            result.attention.append("not in the gradebook after autograde: scored zero")
+            return
+        result.timestamp = submission.timestamp.isoformat() if submission.timestamp else None
+        result.late_penalty = notebook.late_submission_penalty
+        for grade in notebook.grades:
+            score = grade.auto_score
+            if score is None:
+                result.attention.append(f"{grade.name}: nbgrader left it for manual grading; scored zero")
+                score = 0.0
+            result.cells[grade.name] = CellScore(grade.name, float(score), float(grade.max_score))
+        result.comments = {c.name: c.auto_comment for c in notebook.comments}
+
+
+def _read_notebook(path, result):
+    nb = nbformat.read(str(path), as_version=4)
+    tests = grade_cells(nb)
+    order = {name: i for i, name in enumerate(tests)}
+    result.cells = dict(sorted(result.cells.items(), key=lambda item: order.get(item[0], len(order))))
+    for name, cell in tests.items():
+        if name in result.cells:
+            result.cells[name].error = cell_error(cell)
+    result.attention += _attention(nb.metadata.get(ATTENTION_KEY, {}))
+    result.seconds = execution_seconds(nb)
+
+
+def _attention(report):
+    lines = []
+    if report.get("kernel"):
+        lines.append(f"kernel: {report['kernel']}")
+    for event in report.get("events", []):
+        lines.append(event)
+    if report.get("dead"):
+        lines.append(f"sandbox gone: {report['dead']}")
+    if report.get("restored"):
+        lines.append(f"locked cells deleted by the student, restored: {', '.join(report['restored'])}")
+    if report.get("restored_tests"):
+        lines.append(f"test cells deleted by the student, restored and graded: {', '.join(report['restored_tests'])}")
+    if report.get("missing_answers"):
+        lines.append(f"answer cells missing: {', '.join(report['missing_answers'])}")
+    if report.get("not_run"):
+        lines.append(f"not run (scored zero): {', '.join(report['not_run'])}")
+    return lines
+
+
+def _last_line(text):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "unknown error"
+
+
+# --------------------------------------------------------------------------- the class, in the parent
+def prepare(settings, scratch):
+    """A template course in `scratch` (the chapter generated, with a gradebook) and the course's
+    own gradebook updated with the chapter's cells. Returns the template's root."""
+    template = NbgraderCourse.scratch(Path(scratch) / "template", [settings.chapter], _course(settings))
+    template.generate([settings.chapter], database=True)
+    template.nbgrader("generate_assignment", settings.chapter, "--force",
+                      f"--CourseDirectory.db_url={settings.gradebook}")
+    shutil.rmtree(template.root / "notebooks", ignore_errors=True)
+    return template.root
+
+
+def _course(settings):
+    root = Path(settings.root)
+    return Course(root, root / "tests" / "chapters")
+
+
+def grade_class(settings, submissions, progress=None):
+    """Autograde {student: folder}; returns {student: StudentResult}, merged into the gradebook.
+
+    `progress(result)` is called in the parent as each submission finishes (a progress bar).
+    """
+    results = {}
+    bad = [s for s in submissions if not valid_student_id(s)]
+    for student in bad:
+        results[student] = StudentResult(student, attention=[f"unusable student id {student!r}: not graded"])
+    todo = {s: f for s, f in submissions.items() if s not in bad}
+    with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch:
+        template = prepare(settings, scratch)
+        attempts = {}
+        while todo:
+            crashed = _run_pool(template, settings, todo, results, progress)
+            todo = {}
+            for student, folder in crashed.items():
+                attempts[student] = attempts.get(student, 0) + 1
+                if attempts[student] < 2:
+                    todo[student] = folder
+                else:
+                    results[student] = StudentResult(student, attention=["the grading worker crashed twice on it"])
+    merge_into_gradebook(settings, results)
+    return results
+
+
+def _run_pool(template, settings, todo, results, progress):
+    crashed = {}
+    target = Path(settings.root) / "course" / "autograded"
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, settings.workers)) as pool:
+        futures = {
+            pool.submit(grade_submission, template, settings, student, folder, target / student / settings.chapter):
+                student
+            for student, folder in todo.items()
+        }
+        for future in concurrent.futures.as_completed(futures):
+            student = futures[future]
+            try:
+                results[student] = future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                crashed[student] = todo[student]
+                continue
+            except Exception as error:  # noqa: BLE001 - one submission's failure is reported, not fatal
+                results[student] = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
+            if progress:
+                progress(results[student])
+    return crashed
+
+
+def merge_into_gradebook(settings, results):
+    """Write each result into the course's gradebook, from this (the parent) process only."""
+    from nbgrader.api import Gradebook
+
+    chapter = settings.chapter
+    with Gradebook(settings.gradebook) as gradebook:
+        for student, result in results.items():
+            if not valid_student_id(student):
+                continue
+            gradebook.update_or_create_student(student)
+            stamp = {"timestamp": datetime.datetime.fromisoformat(result.timestamp)} if result.timestamp else {}
+            gradebook.update_or_create_submission(chapter, student, **stamp)
+            notebook = gradebook.find_submission_notebook(chapter, chapter, student)
+            for grade in notebook.grades:
+                cell = result.cells.get(grade.name)
+                if cell is None:
+                    result.cells[grade.name] = cell = CellScore(grade.name, 0.0, float(grade.max_score))
+                grade.auto_score = cell.score
+                grade.needs_manual_grade = grade.manual_score is not None
+            for comment in notebook.comments:
+                if comment.name in result.comments:
+                    comment.auto_comment = result.comments[comment.name]
+            if result.late_penalty is not None:
+                notebook.late_submission_penalty = result.late_penalty
+            gradebook.db.commit()

@@ -1,0 +1,466 @@
+"""The student's process: runs a submission's own cells and answers the judge's calls.
+
+A submission's code (answer cells, its extra cells, the chapter's experiments as the student left
+them) runs here and only here. The judge (`course.judge`), in another process, runs the tests and
+calls the student's functions through `course.wire`, which lets nothing but plain data back.
+
+Before it reads any student code the process locks itself down:
+  * resource limits: address space (`memory_mb`), CPU seconds, open files, file size, no core
+    dumps, and a process count so that a fork bomb stops after a few dozen processes;
+  * a uid of its own when started by root (root ignores the process limit; the uid also keeps it
+    from signalling or writing as root), keeping only the capability to read files so that the
+    Python installation under /root stays importable;
+  * Landlock (`course.landlock`): reading only the Python installation, the system folders and the
+    minigrad package, writing only its own scratch folder, no TCP, no signals outside the sandbox.
+    Solution notebooks, the gradebook and other students' submissions are out of its reach.
+`launch` starts it; `terminate` kills it and every process it started.
+"""
+
+import contextlib
+import ctypes
+import io
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+import types
+from dataclasses import asdict, dataclass, field
+
+SANDBOX_UID_BASE = 61000  # uids 61000..65000 are reserved for sandboxes when grading as root
+
+
+@dataclass
+class Limits:
+    """What one student's process may use. Small by default: a class is graded a few at a time
+    on a shared machine, and a chapter's code needs little (a 100,000-node graph is ~60 MB)."""
+
+    memory_mb: int = 1024  # address space (RLIMIT_AS)
+    cpu_seconds: int = 600  # CPU time of the process (RLIMIT_CPU); wall-clock limits are the judge's
+    processes: int = 24  # processes and threads of the sandbox's uid (RLIMIT_NPROC)
+    open_files: int = 128
+    file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
+
+
+@dataclass
+class SandboxConfig:
+    workdir: str
+    fd: int
+    graded: list = field(default_factory=list)  # the chapter's graded names
+    limits: dict = field(default_factory=dict)
+    uid: int | None = None  # switch to this uid (when started as root)
+    first_key: int = 1  # where this sandbox's wire keys start (a restarted sandbox never reuses keys)
+    read_paths: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- the judge's side
+def read_paths():
+    """Folders the sandbox may read: the Python installation, site-packages, minigrad, the system."""
+    import minigrad
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(minigrad.__file__)),
+             "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt/conda", "/dev/null", "/dev/urandom",
+             "/dev/zero"}
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and "site-packages" in entry:
+            paths.add(entry)
+    return sorted(paths)
+
+
+def launch(sock_end, limits, graded, generation):
+    """Start a sandbox on `sock_end`; returns (Popen, workdir, uid)."""
+    workdir = tempfile.mkdtemp(prefix="minigrad-sandbox-")
+    uid = None
+    if os.geteuid() == 0:
+        uid = SANDBOX_UID_BASE + (os.getpid() * 7 + generation) % 4000
+        os.chown(workdir, uid, uid)
+    config = SandboxConfig(workdir=workdir, fd=sock_end.fileno(), graded=list(graded), limits=asdict(limits), uid=uid,
+                           first_key=2 * (generation << 36) + 1, read_paths=read_paths())
+    env = {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+        "NUMBA_CACHE_DIR": os.path.join(workdir, ".numba"), "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "MPLCONFIGDIR": _matplotlib_cache(),
+    }
+    bootstrap = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
+                 "from course.sandbox import main; main()")
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-c", bootstrap, json.dumps(asdict(config))],
+        cwd=workdir, env=env, pass_fds=[sock_end.fileno()], stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    return process, workdir, uid
+
+
+def _matplotlib_cache():
+    """Matplotlib's cache folder (its font list), read by the sandbox before it locks itself in."""
+    try:
+        import matplotlib
+
+        return matplotlib.get_cachedir()
+    except ImportError:
+        return tempfile.gettempdir()
+
+
+def terminate(process, uid=None):
+    """Kill the sandbox and everything it started (all processes of its uid, or its session)."""
+    if process is None:
+        return
+    if uid is not None:
+        killer = os.fork()
+        if killer == 0:  # a child that becomes the sandbox's uid and kills every process of that uid
+            try:
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(killer, 0)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+# --------------------------------------------------------------------------- inside the sandbox
+def main():
+    config = SandboxConfig(**json.loads(sys.argv[1]))
+    import socket
+
+    sock = socket.socket(fileno=config.fd)
+    shell = _preload()
+    lock_down(config)
+    sys.path.append(config.workdir)  # the submission's own modules, after everything preloaded
+    Server(sock, shell, config).serve()
+
+
+def _preload():
+    """Import what a chapter's cells use while files may still be read (matplotlib's font list)."""
+    import numpy  # noqa: F401
+
+    import minigrad  # noqa: F401
+    import minigrad.nn  # noqa: F401
+    import minigrad.optim  # noqa: F401
+    import minigrad.testing  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import matplotlib.pyplot  # noqa: F401
+        import tqdm.auto  # noqa: F401
+    from course import wire  # noqa: F401
+
+    return StudentShell.instance()
+
+
+def lock_down(config):
+    """Resource limits, a uid of its own (as root), then Landlock: before any student code runs."""
+    from course import landlock
+
+    limits = Limits(**config.limits)
+    mb = 1 << 20
+    for name, value in [("RLIMIT_AS", limits.memory_mb * mb), ("RLIMIT_CPU", limits.cpu_seconds),
+                        ("RLIMIT_NOFILE", limits.open_files), ("RLIMIT_FSIZE", limits.file_mb * mb),
+                        ("RLIMIT_CORE", 0)]:
+        resource.setrlimit(getattr(resource, name), (value, value))
+    if config.uid is not None:
+        _become(config.uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    else:
+        running = _processes_of(os.getuid())
+        resource.setrlimit(resource.RLIMIT_NPROC, (running + limits.processes,) * 2)
+    if landlock.abi() >= 1:
+        landlock.restrict(read=config.read_paths, write=[config.workdir])
+    os.chdir(config.workdir)
+
+
+_CAP_DAC_READ_SEARCH = 2
+_PR_SET_KEEPCAPS = 8
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _become(uid):
+    """Switch from root to `uid`, keeping only CAP_DAC_READ_SEARCH (read any file Landlock allows)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = 1 << _CAP_DAC_READ_SEARCH
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _processes_of(uid):
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+    return count
+
+
+def _student_shell_class():
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets import Type
+
+    class ResultHook(DisplayHook):
+        """Keeps a cell's result as a rich output (an execute result) instead of printing it."""
+
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            self.shell.results.append({"data": format_dict, "metadata": md_dict or {}})
+
+    class StudentShell(InteractiveShell):
+        """IPython without a terminal: results and errors are kept for the judge."""
+
+        displayhook_class = Type(ResultHook)
+        results = []
+        last_error = None
+
+        def _showtraceback(self, etype, evalue, stb):
+            self.last_error = (getattr(etype, "__name__", "Error"), str(evalue), list(stb))
+
+        def enable_gui(self, gui=None):
+            pass
+
+    return StudentShell
+
+
+class _ShellFactory:
+    """StudentShell.instance(), made on first use (IPython is imported only in the sandbox)."""
+
+    @staticmethod
+    def instance():
+        shell = _student_shell_class().instance()
+        with contextlib.suppress(Exception):
+            shell.enable_matplotlib("inline")
+        return shell
+
+
+StudentShell = _ShellFactory
+
+
+class Server:
+    """Answers the judge: run a cell, look up a name, call a function, use a graded object."""
+
+    MAX_TEXT = 100_000  # characters of output kept per cell or call
+
+    def __init__(self, sock, shell, config):
+        from course import wire
+
+        self.wire = wire
+        self.shell = shell
+        self.namespace = shell.user_ns
+        self.graded = set(config.graded)
+        self.endpoint = wire.Endpoint(sock, wire.STUDENT, False, self.export, self.judge_object,
+                                      first_key=config.first_key)
+
+    # ------------------------------------------------------------------ what leaves the sandbox
+    def export(self, obj, key_for):
+        """A handle descriptor for a function or a graded (or minigrad) object; anything else of
+        the student's own making cannot be sent."""
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+            return ("function", _name(obj))
+        if isinstance(obj, type) and self._handled_class(obj):
+            return ("class", _name(obj))
+        if self._handled_class(type(obj)):
+            return ("instance", key_for(type(obj)), _name(type(obj)))
+        raise self.wire.NotPlainData(
+            f"a {_name(type(obj))} object cannot be handed to the grader: return plain data (numbers, strings, "
+            f"lists, tuples, dicts, numpy arrays) or minigrad tensors"
+        )
+
+    def _handled_class(self, cls):
+        if any(self.namespace.get(name) is cls for name in self.graded):
+            return True
+        return (getattr(cls, "__module__", "") or "").split(".")[0] == "minigrad"
+
+    def judge_object(self, key, descriptor):
+        return JudgeObject(self, key, descriptor)
+
+    # ------------------------------------------------------------------ the loop
+    def serve(self):
+        while True:
+            try:
+                message = self.endpoint.recv()
+            except self.wire.PeerClosed:
+                os._exit(0)
+            self.serve_one(message)
+
+    def serve_one(self, message):
+        kind, args, context = message
+        stdout, stderr = io.StringIO(), io.StringIO()
+        extras = {}
+        try:
+            with _redirect(stdout, stderr):
+                self._enter(context)
+                value = self.run_cell(*args) if kind == "exec" else self.dispatch(kind, args)
+            reply = ("return", value)
+        except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
+            reply = ("raise", *_describe(error))
+        extras.update(stdout=stdout.getvalue()[: self.MAX_TEXT], stderr=stderr.getvalue()[: self.MAX_TEXT],
+                      recursionlimit=sys.getrecursionlimit(), observed=self._observed())
+        try:
+            self.endpoint.send(reply + (extras,))
+        except (self.wire.NotPlainData, TypeError, ValueError, RecursionError) as error:
+            self.endpoint.send(("raise", *_describe(error), extras))
+
+    def request(self, message):
+        """A call into the judge (a callback) from the student's code; serves the judge's nested
+        calls while it waits."""
+        self.endpoint.send((message[0], message[1:], None))
+        while True:
+            reply = self.endpoint.recv()
+            if reply[0] == "return":
+                return reply[1]
+            if reply[0] == "raise":
+                raise _rebuild(reply[1], reply[2])
+            self.serve_one(reply)
+
+    def _enter(self, context):
+        """Mirror the judge's state for the call: recording on or off, the recursion limit."""
+        if context:
+            from minigrad.grad_mode import state
+
+            state.grad_enabled = bool(context.get("grad", True))
+            if context.get("recursionlimit"):
+                sys.setrecursionlimit(int(context["recursionlimit"]))
+
+    def _observed(self):
+        counts = {}
+        for key, inputs in self.endpoint.observed.items():
+            seen = getattr(inputs, "iterations", 0)
+            new = seen - getattr(inputs, "reported", 0)
+            if new:
+                counts[key] = new
+                inputs.reported = seen
+        return counts
+
+    def dispatch(self, kind, args):
+        if kind == "callname":
+            name, positional, keywords = args
+            if name not in self.namespace:
+                raise NameError(f"name {name!r} is not defined")
+            return self.namespace[name](*positional, **keywords)
+        if kind == "lookup":
+            (name,) = args
+            if name not in self.namespace:
+                raise NameError(f"name {name!r} is not defined")
+            return self.namespace[name]
+        if kind == "call":
+            target, positional, keywords = args
+            return target(*positional, **keywords)
+        if kind == "getattr":
+            target, name = args
+            return getattr(target, name)
+        if kind == "setattr":
+            target, name, value = args
+            setattr(target, name, value)
+            return None
+        if kind == "op":
+            target, name, operands = args
+            return getattr(type(target), name)(target, *operands)
+        raise ValueError(f"unknown request {kind!r}")
+
+    # ------------------------------------------------------------------ cells
+    def run_cell(self, source):
+        """Run one cell like a kernel would; its outputs as nbformat-like dicts."""
+        from IPython.utils.capture import capture_output
+
+        shell = self.shell
+        shell.results, shell.last_error = [], None
+        with capture_output(stdout=False, stderr=False, display=True) as captured:
+            shell.run_cell(source, store_history=True)
+        outputs = [{"output_type": "display_data", "data": o.data, "metadata": o.metadata or {}}
+                   for o in captured.outputs]
+        outputs += [{"output_type": "execute_result", **r} for r in shell.results]
+        error = shell.last_error
+        return {"outputs": outputs, "error": error}
+
+
+class JudgeObject:
+    """The sandbox's stand-in for one of the judge's objects (a function passed to the student's
+    function, a model): calling it or using it asks the judge, which runs its own code."""
+
+    __slots__ = ("_server", "_key", "_descriptor")
+
+    def __init__(self, server, key, descriptor):
+        object.__setattr__(self, "_server", server)
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_descriptor", descriptor)
+
+    def __call__(self, *args, **kwargs):
+        return self._server.request(("call", self, args, kwargs))
+
+    def __getattr__(self, name):
+        return self._server.request(("getattr", self, name))
+
+    def __repr__(self):
+        return f"<the grader's {self._descriptor[1] if len(self._descriptor) > 1 else 'object'}>"
+
+
+def _judge_operator(name):
+    def operator(self, *operands):
+        return self._server.request(("op", self, name, operands))
+
+    operator.__name__ = name
+    return operator
+
+
+for _name_ in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+               "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__getitem__",
+               "__len__", "__iter__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__",
+               "__float__", "__int__", "__index__"):
+    setattr(JudgeObject, _name_, _judge_operator(_name_))
+
+
+def _name(obj):
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return str(name)[:200]
+
+
+def _describe(error):
+    """(exception name, message, the student's traceback as text) for the judge."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith(os.path.dirname(os.path.abspath(__file__)))]
+    text = "".join(traceback.format_list(frames)) if frames else ""
+    return type(error).__name__, str(error)[:5000], text[-20000:]
+
+
+def _rebuild(name, message):
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        with contextlib.suppress(Exception):
+            return cls(message)
+    return RuntimeError(f"{name}: {message}")
+
+
+@contextlib.contextmanager
+def _redirect(stdout, stderr):
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
