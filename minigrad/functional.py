@@ -52,7 +52,10 @@ def logsumexp(x, axis=-1, keepdims=False):
 
 
 def log_softmax(x, axis=-1):
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    """log softmax(x) along one axis: x minus its logsumexp, computed stably."""
+    if x.ndim == 0:
+        raise ShapeError("log_softmax: needs at least one dimension, got a 0-d tensor")
+    return ops.log_softmax(x, axis=ops.normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 
 def softmax(x, axis=-1):

@@ -287,6 +287,20 @@ reduce_max = Primitive(
     jvp=lambda t, out, x, axis, keepdims: (t[0] * argmax_weights(x, out, axis=axis)).sum(axis=axis, keepdims=keepdims),
 )
 
+def _log_softmax_forward(x, axis):
+    shifted = x - x.max(axis=axis, keepdims=True)  # exp never overflows: the largest term is e^0
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+# One primitive rather than a composition of max, sub, exp, sum and log: classification losses run
+# it every step, and its rules are short — the softmax is exp(out), already at hand.
+log_softmax = Primitive(
+    "log_softmax",
+    forward=_log_softmax_forward,
+    vjp=lambda g, out, x, axis: (g - out.exp() * g.sum(axis=axis, keepdims=True),),
+    jvp=lambda t, out, x, axis: t[0] - (out.exp() * t[0]).sum(axis=axis, keepdims=True),
+)
+
 # --------------------------------------------------------------------------- shapes
 def resolve_shape(tensor, shape):
     """`shape` with a -1 filled in, checked against the tensor's size."""

@@ -33,8 +33,11 @@ def cross_entropy(logits, labels):
             f"cross_entropy: labels must be class indices in [0, {logits.shape[1]}) for logits of shape "
             f"{logits.shape}; label {labels[bad[0]]} at position {bad[0]} is not ({bad.size} bad in all)"
         )
-    picked = log_softmax(logits, axis=1)[np.arange(len(labels)), labels]
-    return -picked.mean()
+    # A one-hot mask picks each row's log-probability: a product and a sum, where indexing would
+    # cost a scatter (np.add.at) in the backward pass.
+    one_hot = np.zeros(logits.shape, dtype=logits.dtype)
+    one_hot[np.arange(len(labels)), labels] = 1.0
+    return -(log_softmax(logits, axis=1) * Tensor._result(one_hot, None)).sum() / len(labels)
 
 
 def binary_cross_entropy_with_logits(logits, targets):
