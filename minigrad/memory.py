@@ -148,6 +148,28 @@ class RandomState:
         for generator, saved in zip(self.generators, self.generator_states):
             generator.bit_generator.state = saved
 
+    def unchanged(self):
+        """Whether every generator is still where it was: nothing drew from them since.
+
+        One more read of the state (about 30 µs of CPU for numpy's global Mersenne Twister, whose state
+        numpy copies number by number), against three reads and writes that a checkpoint of an
+        `fn` drawing nothing would otherwise pay in every backward pass.
+        """
+        return _same_state(np.random.get_state(), self.global_state) and all(
+            _same_state(g.bit_generator.state, saved) for g, saved in zip(self.generators, self.generator_states)
+        )
+
+
+def _same_state(a, b):
+    """Equality of generator states: tuples and dicts of numbers and arrays (`==` fails on arrays)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(map(_same_state, a, b))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
 
 class replaying:
     """Run a block from a saved `RandomState` (None: as things are), then put the current state back.
@@ -315,6 +337,8 @@ def checkpoint(fn, *args, preserve_rng_state=True, generators=()):
     packed = pack(result)
     if not packed.requires_grad:
         return result
+    if rng is not None and rng.unchanged():
+        rng = None  # fn drew no random numbers, so its recomputation will draw none: nothing to replay
     inputs = tensor_args + captured_leaves(packed, copies)
     return unpack(Tensor._result(packed.data, Node(checkpoint_op, inputs, {"call": call, "rng": rng})), result)
 

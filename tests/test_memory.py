@@ -206,6 +206,23 @@ def test_checkpoint_replays_listed_generators_and_shows_why_it_must():
     assert not np.array_equal(x.grad.data, expected)
 
 
+def test_checkpoint_replays_only_functions_that_draw():
+    x = leaf((50,))
+    quiet = mg.checkpoint(lambda v: v.exp(), x)
+    assert quiet.node.params["rng"] is None, "a function drawing nothing needs no random state in backward"
+    noisy = mg.checkpoint(lambda v: v * mg.tensor(np.random.rand(50) > 0.5), x)
+    assert noisy.node.params["rng"] is not None
+    rng = np.random.default_rng(7)
+    listed = mg.checkpoint(lambda v: v * mg.tensor(rng.random(50) > 0.5), x, generators=[rng])
+    assert listed.node.params["rng"] is not None, "a draw from a listed generator counts as drawing"
+    np.random.seed(3)
+    np.random.randn()  # numpy's legacy normal draws two values and keeps one for the next call:
+    gauss = mg.checkpoint(lambda v: v * np.random.randn(), x)  # this draw moves no Mersenne Twister word
+    expected = np.random.RandomState(3).randn(2)[1]
+    gauss.sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.full(50, expected))
+
+
 def test_checkpoint_with_gradients_leaves_grad_untouched():
     x, w = leaf((3,)), leaf((3,), seed=1)
     out = mg.checkpoint(lambda v: (v * w).sin().sum(), x)
@@ -300,11 +317,15 @@ def test_checkpoint_benchmark_quick_run_prints_json_lines():
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert records[0]["benchmark"] == "machine"
-    for record in records[1:]:
+    for record in records[1:-1]:
         assert record["benchmark"] == "checkpoint_sequential"
         assert set(record["seconds"]) == {"minigrad", "minigrad_checkpoint", "pytorch", "pytorch_checkpoint"}
+        assert all(0 < f["min"] <= f["median"] for f in record["seconds"].values())
         assert 0 < record["peak_ratio"] < 1
+        assert 0 < record["flop_floor"] < 1 / 3
         assert isinstance(record["met"]["overhead"], bool)
+    assert records[-1]["benchmark"] == "checkpoint_summary"
+    assert records[-1]["all_met"] == all(all(r["met"].values()) for r in records[1:-1])
 
 
 def test_checkpoint_lets_go_of_the_activations_inside():
