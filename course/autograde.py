@@ -26,6 +26,7 @@ import nbformat
 
 from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
+from .preprocessors import RestoreCells
 from .pipeline import REPOSITORY, Course, NbgraderCourse, PipelineError, cell_error, execution_seconds, grade_cells
 
 MAX_ZIP_BYTES = 2 << 30
@@ -150,13 +151,21 @@ def _nbgrader_autograde(root, settings, student):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import Execute, OverwriteCells
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root / "course")).load_config()
-    config.Autograde.autograde_preprocessors = [
-        JudgedExecute if p is Execute else p for p in Autograde.class_traits()["autograde_preprocessors"].default()
+    defaults = Autograde.class_traits()
+    config.Autograde.sanitize_preprocessors = [
+        RestoreCells if p is OverwriteCells else p for p in defaults["sanitize_preprocessors"].default()
     ]
+    config.Autograde.autograde_preprocessors = [
+        JudgedExecute if p is Execute else p for p in defaults["autograde_preprocessors"].default()
+    ]
+    # Kernels talk over Unix sockets in this worker's folder: parallel kernels on TCP race for ports
+    # ("Address already in use"), and one worker runs one kernel at a time.
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = str(root / "kernel")
     config.JudgedExecute.cell_timeout = settings.cell_timeout
     config.JudgedExecute.notebook_timeout = settings.notebook_timeout
     config.JudgedExecute.memory_mb = settings.memory_mb

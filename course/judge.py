@@ -208,7 +208,7 @@ class Judge:
         self.limits = sandbox.Limits(**limits)
         self.cell_timeout = cell_timeout
         self.notebook_deadline = time.monotonic() + notebook_seconds
-        self.cell_deadline = time.monotonic() + cell_timeout
+        self.cell_waited = 0.0  # seconds this cell has spent waiting for the student's code
         self.files_from = files_from
         self.exceptions = _safe_exceptions()
         self.history = []  # sources the sandbox ran to completion, replayed after a restart
@@ -236,10 +236,12 @@ class Judge:
         return judge
 
     def _begin_cell(self, info=None):
-        self.cell_deadline = time.monotonic() + self.cell_timeout
+        self.cell_waited = 0.0
 
     def deadline(self):
-        return min(self.cell_deadline, self.notebook_deadline)
+        """When the current wait for the sandbox must end: the cell's budget counts only time spent
+        waiting for the student's code (not the tests' own work), the notebook's is wall time."""
+        return min(time.monotonic() + self.cell_timeout - self.cell_waited, self.notebook_deadline)
 
     # ------------------------------------------------------------------ the sandbox's life
     def _start(self):
@@ -347,12 +349,21 @@ class Judge:
         return self.request("call", (target, args, kwargs), handles=handles)
 
     def request(self, kind, args, handles):
-        """Ask the sandbox; its answer, or the student's exception re-raised here."""
+        """Ask the sandbox; its answer, or the student's exception re-raised here.
+
+        If the sandbox dies during a call (out of memory, say, because an earlier cell hoarded
+        it), the call is tried once more in a fresh sandbox, where only the cells that finished
+        were replayed: what the student's honest code would have given.
+        """
         __tracebackhide__ = True
-        self._revive()
-        args = tuple(self._current(a) for a in args)
-        value = self._exchange(kind, args, handles)
-        return value
+        for attempt in (1, 2):
+            self._revive()
+            current = tuple(self._current(a) for a in args)
+            try:
+                return self._exchange(kind, current, handles)
+            except SandboxDied:
+                if attempt == 2 or self.depth > 0 or self.dead:
+                    raise
 
     def _current(self, obj):
         """A handle from before a restart is stale; a graded class is looked up again."""
@@ -378,10 +389,14 @@ class Judge:
             try:
                 self.endpoint.send((kind, args, context))
                 while True:
-                    reply = self.endpoint.recv(self.deadline())
+                    started = time.monotonic()
+                    try:
+                        reply = self.endpoint.recv(self.deadline())
+                    finally:
+                        self.cell_waited += time.monotonic() - started
                     if type(reply) is not tuple or not reply:
                         raise wire.WireError("malformed reply")
-                    if reply[0] in ("return", "raise"):
+                    if reply[0] in ("return", "raise", "refused"):
                         break
                     self._serve(reply)
             except wire.PeerTimeout:
@@ -404,6 +419,8 @@ class Judge:
         self._extras(reply[-1])
         if reply[0] == "raise":
             raise self._exception(reply)
+        if reply[0] == "refused":
+            raise NotPlainData(f"{_call_text(kind, args)}: {reply[1] if type(reply[1]) is str else 'not plain data'}")
         value = reply[1]
         if not handles:
             _refuse_handles(value, kind, args)

@@ -301,9 +301,11 @@ class Server:
         while True:
             try:
                 message = self.endpoint.recv()
+                self.serve_one(message)
             except self.wire.PeerClosed:
                 os._exit(0)
-            self.serve_one(message)
+            except MemoryError:
+                os._exit(3)  # out of memory outside a cell: the judge restarts the sandbox and retries
 
     def serve_one(self, message):
         kind, args, context = message
@@ -314,6 +316,8 @@ class Server:
                 self._enter(context)
                 value = self.run_cell(*args) if kind == "exec" else self.dispatch(kind, args)
             reply = ("return", value)
+        except MemoryError:
+            raise
         except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
             reply = ("raise", *_describe(error))
         extras.update(stdout=stdout.getvalue()[: self.MAX_TEXT], stderr=stderr.getvalue()[: self.MAX_TEXT],
@@ -321,7 +325,7 @@ class Server:
         try:
             self.endpoint.send(reply + (extras,))
         except (self.wire.NotPlainData, TypeError, ValueError, RecursionError) as error:
-            self.endpoint.send(("raise", *_describe(error), extras))
+            self.endpoint.send(("refused", str(error)[:2000], extras))
 
     def request(self, message):
         """A call into the judge (a callback) from the student's code; serves the judge's nested
