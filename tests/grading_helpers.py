@@ -1,0 +1,128 @@
+"""Shared by the grading tests: a throwaway copy of the course, and the cheating corpus.
+
+A cheat in ``tests/cheats/<chapter>/<name>.py`` is a few edits of the chapter's notebook:
+
+    # <what it does>
+    # honest: <answers the cheat also solves honestly, e.g. topological_sort; empty for none>
+    # beats nbgrader: yes|no   (whether it earns points under plain nbgrader)
+    # %% insert after: <grade_id>|start     a new ordinary cell with the lines that follow
+    # %% replace: <grade_id>                the cell's source becomes the lines that follow
+    # %% delete: <grade_id>                 the cell is removed
+    # %% strip: <grade_id>                  its nbgrader metadata is removed (source replaced if lines follow)
+    # %% file: <relative path>              a file shipped beside the notebook
+
+Its *honest* notebook is the trimmed student notebook (nbgrader cells only) with the solution's
+answers for the `honest` names; the cheat is that notebook with the edits applied. Graded, the
+two must score the same on every cell.
+"""
+
+import copy
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from course.pipeline import REPOSITORY, answer_cells, nbgrader_metadata, read_notebook, trimmed_notebook
+
+CHEATS = Path(__file__).resolve().parent / "cheats"
+
+
+def course_copy(dest, chapters, source=REPOSITORY):
+    """A standalone course in `dest`: the chapters' sources and notebooks and the nbgrader config."""
+    dest = Path(dest)
+    (dest / "course").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source / "course" / "nbgrader_config.py", dest / "course" / "nbgrader_config.py")
+    for chapter in chapters:
+        for folder in ("solutions", "notebooks"):
+            if (source / folder / chapter).is_dir():
+                shutil.copytree(source / folder / chapter, dest / folder / chapter, dirs_exist_ok=True)
+    return dest
+
+
+@dataclass
+class Cheat:
+    name: str
+    description: str
+    honest: list
+    beats_nbgrader: bool
+    edits: list = field(default_factory=list)  # (operation, target, source or None)
+
+
+def load_cheats(chapter):
+    return {path.stem: parse_cheat(path) for path in sorted((CHEATS / chapter).glob("*.py"))}
+
+
+def parse_cheat(path):
+    header, edits, current = {}, [], None
+    description = None
+    for line in path.read_text().splitlines():
+        if line.startswith("# %% "):
+            operation, _, target = line[5:].partition(":")
+            current = [operation.strip(), target.strip(), []]
+            edits.append(current)
+        elif current is not None:
+            current[2].append(line)
+        elif line.startswith("# ") and ":" in line and line[2:].split(":")[0] in ("honest", "beats nbgrader"):
+            key, _, value = line[2:].partition(":")
+            header[key] = value.strip()
+        elif line.startswith("# ") and description is None:
+            description = line[2:]
+    operations = {"insert after", "replace", "delete", "strip", "file"}
+    for operation, target, _ in edits:
+        if operation not in operations:
+            raise ValueError(f"{path}: unknown edit {operation!r} (one of {sorted(operations)})")
+    return Cheat(path.stem, description or "", header.get("honest", "").split(), header.get("beats nbgrader") == "yes",
+                 [(op, target, "\n".join(lines).strip("\n") if lines else None) for op, target, lines in edits])
+
+
+def honest_notebook(chapter, names, course_root=REPOSITORY):
+    """The trimmed student notebook with the solution's answers for `names`."""
+    release = trimmed_notebook(read_notebook(course_root / "notebooks" / chapter / f"{chapter}.ipynb"))
+    solutions = answer_cells(read_notebook(course_root / "solutions" / chapter / f"{chapter}.ipynb"))
+    answers = answer_cells(release)
+    for name in names:
+        answers[name].source = solutions[name].source
+    return release
+
+
+def cheating_notebook(honest, cheat):
+    """(notebook, {relative path: content}) for `cheat` applied to its honest notebook."""
+    nb = copy.deepcopy(honest)
+    files = {}
+    for operation, target, source in cheat.edits:
+        if operation == "file":
+            files[target] = (source or "") + "\n"
+            continue
+        if operation == "insert after":
+            at = 0 if target == "start" else _index(nb, target) + 1
+            nb.cells.insert(at, nbformat.v4.new_code_cell(source or ""))
+            continue
+        index = _index(nb, target)
+        if operation == "delete":
+            del nb.cells[index]
+        elif operation == "replace":
+            nb.cells[index].source = source or ""
+        elif operation == "strip":
+            nb.cells[index].metadata.pop("nbgrader", None)
+            if source is not None:
+                nb.cells[index].source = source
+    return nb, files
+
+
+def _index(nb, grade_id):
+    for index, cell in enumerate(nb.cells):
+        if nbgrader_metadata(cell).get("grade_id") == grade_id:
+            return index
+    raise KeyError(f"no cell with grade_id {grade_id!r}")
+
+
+def write_submission(folder, chapter, nb, files=None):
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(folder / f"{chapter}.ipynb"))
+    for relative, content in (files or {}).items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return folder
