@@ -18,6 +18,7 @@ import datetime
 import os
 import shutil
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,9 +51,10 @@ class Settings:
 @dataclass
 class CellScore:
     name: str
-    score: float
+    score: float | None  # None: a written answer waiting for a person
     max_score: float
     error: str | None = None
+    manual: bool = False  # a written answer (nbgrader: solution and grade), graded by hand
 
 
 @dataclass
@@ -67,7 +69,7 @@ class StudentResult:
 
     @property
     def score(self):
-        return sum(c.score for c in self.cells.values())
+        return sum(c.score or 0.0 for c in self.cells.values())
 
     @property
     def max_score(self):
@@ -187,8 +189,14 @@ def _read_gradebook(root, settings, student, result):
             return
         result.timestamp = submission.timestamp.isoformat() if submission.timestamp else None
         result.late_penalty = notebook.late_submission_penalty
+        written = {cell.name for cell in notebook.notebook.solution_cells}
         for grade in notebook.grades:
             score = grade.auto_score
+            if grade.name in written:
+                result.cells[grade.name] = CellScore(grade.name, score, float(grade.max_score), manual=True)
+                if grade.needs_manual_grade:
+                    result.attention.append(f"{grade.name}: a written answer, to grade by hand")
+                continue
             if score is None:
                 result.attention.append(f"{grade.name}: nbgrader left it for manual grading; scored zero")
                 score = 0.0
@@ -301,9 +309,13 @@ def _run_pool(template, settings, todo, results, progress):
 def merge_into_gradebook(settings, results):
     """Write each result into the course's gradebook, from this (the parent) process only."""
     from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
 
     chapter = settings.chapter
-    with Gradebook(settings.gradebook) as gradebook:
+    with Gradebook(settings.gradebook) as gradebook, warnings.catch_warnings():
+        # nbgrader's own update_or_create_submission trips SQLAlchemy's autoflush warnings when it
+        # creates a student's first submission; the rows it writes are complete (checked by the tests).
+        warnings.simplefilter("ignore", SAWarning)
         for student, result in results.items():
             if not valid_student_id(student):
                 continue
@@ -316,7 +328,9 @@ def merge_into_gradebook(settings, results):
                 if cell is None:
                     result.cells[grade.name] = cell = CellScore(grade.name, 0.0, float(grade.max_score))
                 grade.auto_score = cell.score
-                grade.needs_manual_grade = grade.manual_score is not None
+                # A written answer waits for a person; an autograded cell only if a person already
+                # overrode it (as nbgrader's SaveAutoGrades decides).
+                grade.needs_manual_grade = (cell.manual and cell.score is None) or grade.manual_score is not None
             for comment in notebook.comments:
                 if comment.name in result.comments:
                     comment.auto_comment = result.comments[comment.name]

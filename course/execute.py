@@ -20,6 +20,7 @@ notebook's metadata under `minigrad_judge` for `course.autograde`'s attention ta
 
 import json
 import os
+import subprocess
 import tempfile
 import time
 from dataclasses import asdict
@@ -77,7 +78,9 @@ class JudgedExecute(Execute):
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        with self.setup_kernel():
+        # The kernel's own chatter (jupyter_client interrupts it on shutdown) stays out of the
+        # instructor's terminal; what matters ends up in the notebook and the judge's report.
+        with self.setup_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             info = self.wait_for_reply(self.kc.kernel_info())
             self.nb.metadata["language_info"] = info["content"]["language_info"]
             self._install_judge()

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from .pipeline import PipelineError
-from .preprocessors import BEGIN_HIDDEN, HideHiddenTests, hidden_lines
+from .preprocessors import HideHiddenTests, secret_lines
 
 _TAG = re.compile(r"<[^>]+>")
 
@@ -45,11 +45,8 @@ def generate_feedback(root, chapter, students=None, db_url=None):
     if not students:
         raise PipelineError(f"nothing autograded for {chapter} under {autograded}: run autograde first")
     with Gradebook(coursedir.db_url) as gradebook:
-        hidden = set()
-        for notebook in gradebook.find_assignment(chapter).notebooks:
-            for cell in notebook.source_cells:
-                if BEGIN_HIDDEN in (cell.source or ""):
-                    hidden |= hidden_lines(cell.source)[0]
+        notebooks = gradebook.find_assignment(chapter).notebooks
+        hidden = secret_lines([cell.source or "" for nb in notebooks for cell in nb.source_cells])
     pages = []
     for student in students:
         result = api.generate_feedback(chapter, student)

@@ -33,6 +33,7 @@ import os
 import shutil
 import sys
 import time
+import types
 
 from . import sandbox, wire
 
@@ -88,11 +89,9 @@ class RemoteType(type):
     instance in the sandbox, class attributes (`Dual.lift`) are fetched from there."""
 
     def __call__(cls, *args, **kwargs):
-        __tracebackhide__ = True
         return cls._judge.call_handle(cls, args, kwargs, handles=True)
 
     def __getattr__(cls, name):
-        __tracebackhide__ = True
         if name.startswith("__"):
             raise AttributeError(name)
         return cls._judge.request("getattr", (cls, name), handles=True)
@@ -108,20 +107,17 @@ class RemoteObject:
     __array_ufunc__ = None  # `ndarray * obj` defers to obj.__rmul__, as for the student's Dual
 
     def __getattr__(self, name):
-        __tracebackhide__ = True
         if name.startswith("__"):
             raise AttributeError(name)
         return self._judge.request("getattr", (self, name), handles=True)
 
     def __setattr__(self, name, value):
-        __tracebackhide__ = True
         if name in RemoteObject.__slots__:
             object.__setattr__(self, name, value)
         else:
             self._judge.request("setattr", (self, name, value), handles=True)
 
     def __call__(self, *args, **kwargs):
-        __tracebackhide__ = True
         return self._judge.call_handle(self, args, kwargs, handles=True)
 
     def __bool__(self):
@@ -153,7 +149,6 @@ class RemoteObject:
 
 def _forward(name):
     def method(self, *operands):
-        __tracebackhide__ = True
         return self._judge.request("op", (self, name, operands), handles=True)
 
     method.__name__ = name
@@ -173,7 +168,6 @@ class RemoteFunction:
     __slots__ = ("_judge", "_key", "_generation", "name", "__weakref__")
 
     def __call__(self, *args, **kwargs):
-        __tracebackhide__ = True
         return self._judge.call_handle(self, args, kwargs, handles=True)
 
     def __repr__(self):
@@ -190,7 +184,6 @@ class GradedFunction:
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, *args, **kwargs):
-        __tracebackhide__ = True
         return self._judge.request("callname", (self.__name__, args, kwargs), handles=False)
 
     def __repr__(self):
@@ -229,7 +222,7 @@ class Judge:
         judge = cls(**options)
         shell.user_ns[JUDGE_NAME] = judge
         shell.events.register("pre_run_cell", judge._begin_cell)
-        shell.set_custom_exc((StudentCellError,), _show_student_traceback)
+        shell.set_custom_exc((BaseException,), _show_traceback)
         import atexit
 
         atexit.register(judge.close)
@@ -304,7 +297,6 @@ class Judge:
 
     def student(self, source):
         """A cell of the student's: run it in the sandbox and show its outputs here."""
-        __tracebackhide__ = True
         try:
             result = self._run(source)
         except GraderError as error:
@@ -318,7 +310,6 @@ class Judge:
 
     def answer(self, source, name):
         """An answer cell: run it in the sandbox, then bind `name` here to the student's answer."""
-        __tracebackhide__ = True
         try:
             self.student(source)
         finally:
@@ -345,7 +336,6 @@ class Judge:
 
     # ------------------------------------------------------------------ calls into the sandbox
     def call_handle(self, target, args, kwargs, handles):
-        __tracebackhide__ = True
         return self.request("call", (target, args, kwargs), handles=handles)
 
     def request(self, kind, args, handles):
@@ -355,7 +345,6 @@ class Judge:
         it), the call is tried once more in a fresh sandbox, where only the cells that finished
         were replayed: what the student's honest code would have given.
         """
-        __tracebackhide__ = True
         for attempt in (1, 2):
             self._revive()
             current = tuple(self._current(a) for a in args)
@@ -380,7 +369,6 @@ class Judge:
         return obj
 
     def _exchange(self, kind, args, handles):
-        __tracebackhide__ = True
         import minigrad
 
         context = {"grad": minigrad.is_grad_enabled(), "recursionlimit": sys.getrecursionlimit()}
@@ -590,8 +578,28 @@ def _student_cell_error(ename, evalue, lines):
     return cls(str(evalue), lines or [f"{name}: {evalue}"])
 
 
-def _show_student_traceback(shell, etype, value, tb, tb_offset=None):
-    return value.lines
+def _show_traceback(shell, etype, value, tb, tb_offset=None):
+    """Tracebacks in the judge: a student cell's as the sandbox recorded it; a test's without the
+    judge's own frames (the proxies), which would only hide where the test and the student's code
+    failed."""
+    if isinstance(value, StudentCellError):
+        return value.lines
+    return shell.InteractiveTB.structured_traceback(etype, value, _without_judge_frames(tb), tb_offset=tb_offset)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _without_judge_frames(tb):
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            frames.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for frame in reversed(frames):
+        rebuilt = types.TracebackType(rebuilt, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return rebuilt
 
 
 def _copy_submission_files(source, workdir, uid):

@@ -53,13 +53,11 @@ class HideHiddenTests(NbGraderPreprocessor):
     placeholder = Unicode("# (hidden tests: not shown)").tag(config=True)
 
     def preprocess(self, nb, resources):
-        hidden = set()
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+        hidden = secret_lines(sources + self._gradebook_sources(resources))
         for cell in nb.cells:
             if cell.cell_type == "code" and BEGIN_HIDDEN in cell.source:
-                lines, kept = hidden_lines(cell.source)
-                hidden |= lines
-                cell.source = kept.replace(_MARK, self.placeholder)
-        hidden |= self._gradebook_hidden_lines(resources)
+                cell.source = hidden_lines(cell.source)[1].replace(_MARK, self.placeholder)
         for cell in nb.cells:
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
@@ -68,18 +66,14 @@ class HideHiddenTests(NbGraderPreprocessor):
         return nb, resources
 
     @staticmethod
-    def _gradebook_hidden_lines(resources):
-        """Hidden lines of every grade cell in the gradebook (a restored or edited cell's too)."""
+    def _gradebook_sources(resources):
+        """The gradebook's source cells (a restored or edited cell's original too)."""
         info = resources.get("nbgrader", {})
         if not info.get("db_url"):
-            return set()
-        lines = set()
+            return []
         with Gradebook(info["db_url"]) as gradebook:
             notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
-            for cell in notebook.source_cells:
-                if BEGIN_HIDDEN in (cell.source or ""):
-                    lines |= hidden_lines(cell.source)[0]
-        return lines
+            return [cell.source or "" for cell in notebook.source_cells]
 
 
 _MARK = "\x00hidden\x00"
@@ -103,6 +97,16 @@ def hidden_lines(source):
 
 
 _CODE_LINE = re.compile(r"^\s*(?:-*>)?\s*\d+\s(.*)$")  # IPython's "---> 17 code" and "     15 code"
+
+
+def secret_lines(sources):
+    """Lines of the hidden tests in `sources` that no visible part of them shows anyway."""
+    hidden, visible = set(), set()
+    for source in sources:
+        lines, kept = hidden_lines(source)
+        hidden |= lines
+        visible |= {line.strip() for line in kept.splitlines()}
+    return hidden - visible
 
 
 def scrub(text, hidden):

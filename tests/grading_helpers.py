@@ -28,15 +28,18 @@ from course.pipeline import REPOSITORY, answer_cells, nbgrader_metadata, read_no
 CHEATS = Path(__file__).resolve().parent / "cheats"
 
 
-def course_copy(dest, chapters, source=REPOSITORY):
-    """A standalone course in `dest`: the chapters' sources and notebooks and the nbgrader config."""
+def course_copy(dest, chapters, source=REPOSITORY, corpus=None):
+    """A standalone course in `dest`: the course's nbgrader config, and the chapters' sources,
+    notebooks and test corpus (from `corpus`, default source/tests/chapters, into tests/chapters)."""
     dest = Path(dest)
     (dest / "course").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source / "course" / "nbgrader_config.py", dest / "course" / "nbgrader_config.py")
+    shutil.copy2(REPOSITORY / "course" / "nbgrader_config.py", dest / "course" / "nbgrader_config.py")
+    corpus = Path(corpus or source / "tests" / "chapters")
     for chapter in chapters:
-        for folder in ("solutions", "notebooks"):
-            if (source / folder / chapter).is_dir():
-                shutil.copytree(source / folder / chapter, dest / folder / chapter, dirs_exist_ok=True)
+        for origin, target in [(source / "solutions", dest / "solutions"), (source / "notebooks", dest / "notebooks"),
+                               (corpus, dest / "tests" / "chapters")]:
+            if (origin / chapter).is_dir():
+                shutil.copytree(origin / chapter, target / chapter, dirs_exist_ok=True)
     return dest
 
 

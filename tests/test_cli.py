@@ -1,0 +1,213 @@
+"""`minigrad-course`, the instructor's command line, run as a console script on throwaway courses.
+
+One small class of chapter 2 (the solution, the untouched stub, a wrong backward and a student
+who forgot the notebook) goes through autograde from a zip with two workers into a gradebook at
+--db-url, then feedback and grades; the tiny self-test chapter checks validate and strength; a
+copy of chapter 1 checks release --bundle.
+"""
+
+import csv
+import inspect
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from grading_helpers import course_copy, write_submission
+
+from course.feedback import leaked_lines
+from course.pipeline import (
+    REPOSITORY,
+    read_notebook,
+    replace_answer,
+    trimmed_notebook,
+)
+from course.preprocessors import secret_lines
+
+SCRIPT = Path(sys.executable).with_name("minigrad-course")
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "course"
+CH02 = "ch02_backprop"
+WRONG = "backward--no-accumulation"
+
+
+def run(*args, check=True):
+    done = subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=900)
+    if check:
+        assert done.returncode == 0, f"minigrad-course {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def ch02_class(tmp_path_factory):
+    """(course root, db_url, autograde's output) after grading the class from a zip."""
+    root = course_copy(tmp_path_factory.mktemp("course"), [CH02])
+    source = read_notebook(root / "solutions" / CH02 / f"{CH02}.ipynb")
+    wrong = (root / "tests" / "chapters" / CH02 / "wrong" / f"{WRONG}.py").read_text()
+    submitted = tmp_path_factory.mktemp("class") / "submitted"
+    write_submission(submitted / "ada" / CH02, CH02, trimmed_notebook(source))
+    write_submission(submitted / "bob" / CH02, CH02, read_notebook(root / "notebooks" / CH02 / f"{CH02}.ipynb"))
+    write_submission(submitted / "cy" / CH02, CH02, replace_answer(trimmed_notebook(source), "backward", wrong))
+    (submitted / "dee" / CH02).mkdir(parents=True)
+    (submitted / "dee" / CH02 / "notes.txt").write_text("forgot the notebook")
+    archive = submitted.parent / "class.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in submitted.rglob("*"):
+            if path.is_file():
+                zipped.write(path, path.relative_to(submitted.parent))
+    db_url = f"sqlite:///{submitted.parent / 'grades.db'}"
+    done = run("--course", root, "autograde", CH02, "--submissions", archive, "--workers", 2, "--db-url", db_url,
+               "--cell-timeout", 60, "--notebook-timeout", 300)
+    return root, db_url, done
+
+
+def _row(output, student):
+    match = re.search(rf"^{student}\s+(\S+)\s+(\S+)\s+(\S+)", output, re.MULTILINE)
+    assert match, f"no row for {student} in the table:\n{output}"
+    return match.groups()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli")
+def test_autograde_reports_every_student(ch02_class):
+    _, _, done = ch02_class
+    out = done.stdout
+    assert _row(out, "ada")[0] == _row(out, "ada")[1] and _row(out, "ada")[2] == "100%", f"the solution lost points:\n{out}"
+    assert _row(out, "bob")[0] == "0", f"the stub earned points:\n{out}"
+    assert 0 < float(_row(out, "cy")[0]) < float(_row(out, "cy")[1]), f"{WRONG} should lose some points, not all:\n{out}"
+    assert _row(out, "dee")[0] == "0", out
+    attention = out.split("needs attention:")[-1]
+    assert "dee:" in attention and f"no {CH02}.ipynb" in attention, f"the missing notebook must be reported:\n{out}"
+    assert "ada:" not in attention, f"a clean submission was flagged:\n{out}"
+    assert f"autograde {CH02}" in done.stderr, "expected a progress bar"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli")
+def test_autograde_fills_the_gradebook_at_db_url(ch02_class):
+    from nbgrader.api import Gradebook
+
+    root, db_url, done = ch02_class
+    assert not (root / "course" / "gradebook.db").exists(), "--db-url was ignored: course/gradebook.db was written"
+    with Gradebook(db_url) as gradebook:
+        assert {s.id for s in gradebook.students} == {"ada", "bob", "cy", "dee"}
+        for student in ("ada", "bob", "cy", "dee"):
+            notebook = gradebook.find_submission_notebook(CH02, CH02, student)
+            assert notebook.grades and all(g.auto_score is not None and not g.needs_manual_grade for g in notebook.grades)
+            table_score = float(_row(done.stdout, student)[0])
+            assert notebook.score == pytest.approx(table_score), f"{student}: gradebook {notebook.score}, table {table_score}"
+    assert (root / "course" / "autograded" / "ada" / CH02 / f"{CH02}.ipynb").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli")
+def test_feedback_never_shows_hidden_tests(ch02_class):
+    root, db_url, _ = ch02_class
+    done = run("--course", root, "feedback", CH02, "--db-url", db_url)
+    pages = sorted((root / "course" / "feedback").rglob("*.html"))
+    assert {p.parts[-3] for p in pages} == {"ada", "bob", "cy"}, f"feedback pages: {pages}\n{done.stdout}"
+    source = read_notebook(root / "solutions" / CH02 / f"{CH02}.ipynb")
+    secrets = secret_lines([c.source for c in source.cells if c.cell_type == "code"])
+    assert len(secrets) > 20, "the chapter should have hidden tests to hide"
+    for page in pages:
+        text = page.read_text()
+        assert "hidden tests: not shown" in text, f"{page}: hidden regions should be marked"
+        assert not leaked_lines(text, secrets), f"{page} shows hidden test lines: {leaked_lines(text, secrets)[:3]}"
+    assert "Traceback" in (root / "course" / "feedback" / "bob" / CH02 / f"{CH02}.html").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli")
+def test_grades_csv_and_exercise_summary(ch02_class, tmp_path):
+    root, db_url, _ = ch02_class
+    done = run("--course", root, "grades", CH02, "--db-url", db_url, "--csv", tmp_path / "grades.csv")
+    with open(tmp_path / "grades.csv") as file:
+        rows = {row["student"]: row for row in csv.DictReader(file)}
+    assert set(rows) == {"ada", "bob", "cy", "dee"}
+    assert float(rows["ada"]["score"]) == float(rows["ada"]["max_score"]) > 0
+    assert float(rows["bob"]["score"]) == 0
+    for exercise in ("mul_vjp", "tanh_vjp", "sum_vjp", "matmul_vjp", "unbroadcast", "backward"):
+        assert re.search(rf"{CH02}\s+{exercise}\s+\d+%", done.stdout), f"no summary line for {exercise}:\n{done.stdout}"
+
+
+@pytest.fixture(scope="module")
+def selftest(tmp_path_factory):
+    return course_copy(tmp_path_factory.mktemp("selftest"), ["selftest"], FIXTURE, FIXTURE / "chapters")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli-selftest")
+def test_validate_passes_solution_and_fails_stub(selftest, tmp_path):
+    solution = write_submission(tmp_path / "solution", "selftest",
+                                read_notebook(selftest / "solutions" / "selftest" / "selftest.ipynb"))
+    passed = run("validate", solution / "selftest.ipynb")
+    assert "selftest.ipynb: passed" in passed.stdout, passed.stdout
+    failed = run("validate", selftest / "notebooks" / "selftest" / "selftest.ipynb", check=False)
+    assert failed.returncode == 1 and "FAILED" in failed.stdout and "NotImplementedError" in failed.stdout, failed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli-selftest")
+def test_strength_counts_caught_wrong_answers(selftest):
+    done = run("--course", selftest, "strength", "selftest", "--workers", 2)
+    wrong = len(list((selftest / "tests" / "chapters" / "selftest" / "wrong").glob("*.py")))
+    assert re.search(rf"^selftest\s+{wrong}\s+{wrong}/{wrong}\s", done.stdout, re.MULTILINE), done.stdout
+
+
+@pytest.mark.xdist_group("cli-bundle")
+def test_release_bundle_ships_no_answers(tmp_path):
+    import minigrad.graph
+
+    root = course_copy(tmp_path / "course", ["ch01_graph"])
+    shutil.copytree(REPOSITORY / "tests" / "chapters", root / "tests" / "chapters", dirs_exist_ok=True)  # later chapters
+    run("--course", root, "release", "ch01_graph", "--bundle", tmp_path / "bundle")
+    bundle = tmp_path / "bundle" / "ch01_graph"
+    assert (bundle / "ch01_graph.ipynb").exists() and (bundle / "minigrad" / "__init__.py").exists()
+    answer = inspect.getsource(minigrad.graph.topological_sort).split('"""')[-1]
+    shipped = (bundle / "minigrad" / "graph.py").read_text()
+    leaked = [line for line in answer.splitlines() if len(line.strip()) > 20 and line in shipped]
+    assert not leaked, f"the bundle's graph.py still holds the answer: {leaked[:3]}"
+    check = textwrap.dedent("""
+        import sys
+        import minigrad as mg
+        assert mg.__file__.startswith(sys.argv[1]), mg.__file__
+        x = mg.tensor(2.0, requires_grad=True)
+        y = x * x + x
+        try:
+            mg.topological_sort(y)
+        except NotImplementedError as error:
+            assert "ch01_graph" in str(error), error
+        else:
+            raise AssertionError("the bundle's topological_sort is not a stub")
+        from minigrad import autograd
+        try:
+            autograd.backward(y)  # chapter 2's exercise: a stub in chapter 1's bundle too
+        except NotImplementedError as error:
+            assert "backward is an exercise of ch02_backprop" in str(error), error
+        else:
+            raise AssertionError("the bundle's backward is not a stub")
+        def topological_sort(output):  # the student's answer, as the notebook would define it
+            order, seen = [], set()
+            def visit(t):
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    for p in t.parents:
+                        visit(p)
+                    order.append(t)
+            visit(output)
+            return order
+        order = mg.topological_sort(y)  # the library runs the student's function
+        assert order[-1] is y and len(order) == 3, order  # x, x * x, y
+        print("bundle ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", check, str(bundle)], cwd=bundle, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "bundle ok" in done.stdout, done.stdout + done.stderr
+
+
+def test_unknown_chapter_is_a_clear_error(tmp_path):
+    done = run("--course", REPOSITORY, "autograde", "ch99_nothing", "--submissions", tmp_path, check=False)
+    assert done.returncode == 1 and "no chapter 'ch99_nothing'" in done.stderr, done.stderr
