@@ -17,6 +17,7 @@ import concurrent.futures
 import datetime
 import os
 import shutil
+import subprocess
 import tempfile
 import warnings
 import zipfile
@@ -28,7 +29,16 @@ import nbformat
 from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
 from .preprocessors import RestoreCells
-from .pipeline import REPOSITORY, Course, NbgraderCourse, PipelineError, cell_error, execution_seconds, grade_cells
+from .pipeline import (
+    REPOSITORY,
+    Course,
+    NbgraderCourse,
+    PipelineError,
+    cell_error,
+    execution_seconds,
+    grade_cells,
+    nbgrader_command,
+)
 
 MAX_ZIP_BYTES = 2 << 30
 
@@ -149,14 +159,24 @@ def grade_submission(template, settings, student, folder, autograded_target):
     return result
 
 
-def _nbgrader_autograde(root, settings, student):
+def _nbgrader_api(root, config=None):
+    """nbgrader's Python API on the course at `root` (its course/nbgrader_config.py, plus `config`)."""
     from nbgrader.apps import NbGraderAPI
-    from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import Execute, OverwriteCells
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root / "course")).load_config()
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root / "course")).load_config()
+    if config is not None:
+        loaded.merge(config)
+    return NbGraderAPI(coursedir=CourseDirectory(config=loaded), config=loaded)
+
+
+def _nbgrader_autograde(root, settings, student):
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute, OverwriteCells
+    from traitlets.config import Config
+
+    config = Config()
     defaults = Autograde.class_traits()
     config.Autograde.sanitize_preprocessors = [
         RestoreCells if p is OverwriteCells else p for p in defaults["sanitize_preprocessors"].default()
@@ -171,9 +191,7 @@ def _nbgrader_autograde(root, settings, student):
     config.JudgedExecute.cell_timeout = settings.cell_timeout
     config.JudgedExecute.notebook_timeout = settings.notebook_timeout
     config.JudgedExecute.memory_mb = settings.memory_mb
-    coursedir = CourseDirectory(config=config)
-    api = NbGraderAPI(coursedir=coursedir, config=config)
-    return api.autograde(settings.chapter, student, force=True, create=True)
+    return _nbgrader_api(root, config).autograde(settings.chapter, student, force=True, create=True)
 
 
 def _read_gradebook(root, settings, student, result):
@@ -242,14 +260,30 @@ def _last_line(text):
 
 # --------------------------------------------------------------------------- the class, in the parent
 def prepare(settings, scratch):
-    """A template course in `scratch` (the chapter generated, with a gradebook) and the course's
-    own gradebook updated with the chapter's cells. Returns the template's root."""
-    template = NbgraderCourse.scratch(Path(scratch) / "template", [settings.chapter], _course(settings))
-    template.generate([settings.chapter], database=True)
-    template.nbgrader("generate_assignment", settings.chapter, "--force",
-                      f"--CourseDirectory.db_url={settings.gradebook}")
+    """A template course in `scratch` with the chapter generated into its own gradebook, and,
+    in the background, the course's gradebook updated with the chapter's cells (needed only when
+    the grades are merged). Returns (the template's root, the background process)."""
+    chapter = settings.chapter
+    template = NbgraderCourse.scratch(Path(scratch) / "template", [chapter], _course(settings))
+    registrar = NbgraderCourse.scratch(Path(scratch) / "registrar", [chapter], _course(settings))
+    background = subprocess.Popen(
+        nbgrader_command() + ["generate_assignment", chapter, "--force", f"--CourseDirectory.db_url={settings.gradebook}"],
+        cwd=registrar.root / "course", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    outcome = _nbgrader_api(template.root).generate_assignment(chapter, force=True, create=True)
+    if not outcome["success"]:
+        background.kill()
+        raise PipelineError(f"nbgrader generate_assignment {chapter} failed:\n{outcome.get('error') or outcome.get('log')}")
     shutil.rmtree(template.root / "notebooks", ignore_errors=True)
-    return template.root
+    return template.root, background
+
+
+def _registered(background, settings):
+    """Wait for the course's gradebook to know the chapter (see `prepare`)."""
+    output, _ = background.communicate()
+    if background.returncode:
+        raise PipelineError(f"registering {settings.chapter} in the gradebook {settings.gradebook} failed:\n"
+                            f"{output[-4000:]}")
 
 
 def _course(settings):
@@ -268,7 +302,7 @@ def grade_class(settings, submissions, progress=None):
         results[student] = StudentResult(student, attention=[f"unusable student id {student!r}: not graded"])
     todo = {s: f for s, f in submissions.items() if s not in bad}
     with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch:
-        template = prepare(settings, scratch)
+        template, background = prepare(settings, scratch)
         attempts = {}
         while todo:
             crashed = _run_pool(template, settings, todo, results, progress)
@@ -279,6 +313,7 @@ def grade_class(settings, submissions, progress=None):
                     todo[student] = folder
                 else:
                     results[student] = StudentResult(student, attention=["the grading worker crashed twice on it"])
+        _registered(background, settings)
     merge_into_gradebook(settings, results)
     return results
 
