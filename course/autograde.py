@@ -29,6 +29,7 @@ import nbformat
 from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
 from .preprocessors import RestoreCells
+from .sandbox import Zygote
 from .pipeline import (
     REPOSITORY,
     Course,
@@ -123,11 +124,18 @@ _WORKER = {}
 
 
 def _worker_course(template):
-    """This worker process's own copy of the scratch course (made on its first submission)."""
+    """This worker process's own copy of the scratch course and its sandbox zygote (made on its
+    first submission, removed when the worker exits)."""
     if "root" not in _WORKER:
+        from multiprocessing.util import Finalize
+
         root = Path(tempfile.mkdtemp(prefix=f"minigrad-worker-{os.getpid()}-"))
         shutil.copytree(template, root, dirs_exist_ok=True)
+        root.chmod(0o700)  # private: the gradebook copy, the zygote's socket, the kernels' sockets
         _WORKER["root"] = root
+        _WORKER["zygote"] = zygote = Zygote(str(root))
+        Finalize(None, zygote.close, exitpriority=10)
+        Finalize(None, shutil.rmtree, args=(root, True), exitpriority=5)
     return _WORKER["root"]
 
 
@@ -191,6 +199,7 @@ def _nbgrader_autograde(root, settings, student):
     config.JudgedExecute.cell_timeout = settings.cell_timeout
     config.JudgedExecute.notebook_timeout = settings.notebook_timeout
     config.JudgedExecute.memory_mb = settings.memory_mb
+    config.JudgedExecute.zygote = list(_WORKER["zygote"].address)
     return _nbgrader_api(root, config).autograde(settings.chapter, student, force=True, create=True)
 
 

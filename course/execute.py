@@ -29,7 +29,7 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import Execute
-from traitlets import Integer
+from traitlets import Integer, List
 
 from .judge import ATTENTION_KEY, JUDGE_NAME
 from .sandbox import Limits
@@ -43,6 +43,7 @@ class JudgedExecute(Execute):
     notebook_timeout = Integer(600, help="Seconds the whole notebook may run").tag(config=True)
     memory_mb = Integer(Limits.memory_mb, help="Address space of the student's process, in MiB").tag(config=True)
     processes = Integer(Limits.processes, help="Processes and threads the student's process may have").tag(config=True)
+    zygote = List(help="(socket path, token) of a course.sandbox.Zygote that forks sandboxes").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._cells = _gradebook_cells(resources)
@@ -98,7 +99,8 @@ class JudgedExecute(Execute):
         limits = asdict(Limits(memory_mb=self.memory_mb, processes=self.processes,
                                cpu_seconds=self.notebook_timeout + 60))
         options = dict(graded=graded, limits=limits, cell_timeout=self.cell_timeout,
-                       notebook_seconds=max(1.0, self._deadline - time.monotonic()), files_from=self._submission)
+                       notebook_seconds=max(1.0, self._deadline - time.monotonic()), files_from=self._submission,
+                       zygote=list(self.zygote) or None)
         self._control(f"import course.judge as _j\n_j.Judge.install(get_ipython(), **{options!r})\ndel _j")
 
     def _control(self, code, expression=None):

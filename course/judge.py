@@ -196,13 +196,14 @@ class Judge:
 
     MAX_RESTARTS = 8
 
-    def __init__(self, graded, limits, cell_timeout, notebook_seconds, files_from=None):
+    def __init__(self, graded, limits, cell_timeout, notebook_seconds, files_from=None, zygote=None):
         self.graded = list(graded)
         self.limits = sandbox.Limits(**limits)
         self.cell_timeout = cell_timeout
         self.notebook_deadline = time.monotonic() + notebook_seconds
         self.cell_waited = 0.0  # seconds this cell has spent waiting for the student's code
         self.files_from = files_from
+        self.zygote = tuple(zygote) if zygote else None  # (socket path, token) of the worker's zygote
         self.exceptions = _safe_exceptions()
         self.history = []  # sources the sandbox ran to completion, replayed after a restart
         self.events = []  # what went wrong, for the instructor's attention table
@@ -210,7 +211,7 @@ class Judge:
         self.restarts = 0
         self.dead = None  # why the sandbox is gone for good
         self.depth = 0
-        self.process = self.endpoint = self.uid = self.workdir = None
+        self.process = self.endpoint = None  # the running sandbox (course.sandbox.Sandbox) and its socket
         self.classes = {}  # graded class name -> its RemoteType (rebound after a restart)
         self._start()
 
@@ -239,21 +240,24 @@ class Judge:
     # ------------------------------------------------------------------ the sandbox's life
     def _start(self):
         judge_end, sandbox_end = wire.socket_pair()
-        self.process, self.workdir, self.uid = sandbox.launch(sandbox_end, self.limits, self.graded, self.generation)
+        try:
+            self.process = sandbox.launch(sandbox_end, self.limits, self.graded, self.generation, self.zygote)
+        except (OSError, RuntimeError, ValueError) as error:  # the zygote is gone: start Python instead
+            self.events.append(f"the sandbox zygote failed ({error}); started the sandbox directly")
+            self.zygote = None
+            self.process = sandbox.launch(sandbox_end, self.limits, self.graded, self.generation)
         sandbox_end.close()
         if self.files_from:
-            _copy_submission_files(self.files_from, self.workdir, self.uid)
+            _copy_submission_files(self.files_from, self.process.workdir, self.process.uid)
         self.endpoint = wire.Endpoint(judge_end, wire.JUDGE, True, _judge_export, self._proxy)
 
     def _stop(self, why):
         self.events.append(why)
-        sandbox.terminate(self.process, self.uid)
+        sandbox.terminate(self.process)
         with contextlib.suppress(OSError):
             self.endpoint.sock.close()
         self.endpoint.clear()
         self.process = None
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _revive(self):
         """After the sandbox was stopped: a new one, with the cells that had finished replayed."""
@@ -279,10 +283,8 @@ class Judge:
 
     def close(self):
         if self.process is not None:
-            sandbox.terminate(self.process, self.uid)
+            sandbox.terminate(self.process)
             self.process = None
-            with contextlib.suppress(OSError):
-                shutil.rmtree(self.workdir, ignore_errors=True)
 
     def report(self):
         """JSON for the instructor: what went wrong in this notebook's sandbox."""

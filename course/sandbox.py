@@ -5,8 +5,10 @@ them) runs here and only here. The judge (`course.judge`), in another process, r
 calls the student's functions through `course.wire`, which lets nothing but plain data back.
 
 Before it reads any student code the process locks itself down:
-  * resource limits: address space (`memory_mb`), CPU seconds, open files, file size, no core
-    dumps, and a process count so that a fork bomb stops after a few dozen processes;
+  * resource limits: memory (`memory_mb` of heap and anonymous mappings, RLIMIT_DATA; the
+    address space only loosely, since Graphviz in WebAssembly reserves 4 GiB it never touches),
+    CPU seconds, open files, file size, no core dumps, and a process count so that a fork bomb
+    stops after a few dozen processes;
   * a uid of its own when started by root (root ignores the process limit; the uid also keeps it
     from signalling or writing as root), keeping only the capability to read files so that the
     Python installation under /root stays importable;
@@ -18,19 +20,23 @@ Before it reads any student code the process locks itself down:
 
 import contextlib
 import ctypes
+import fcntl
 import io
 import json
 import os
 import resource
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import types
 from dataclasses import asdict, dataclass, field
 
-SANDBOX_UID_BASE = 61000  # uids 61000..65000 are reserved for sandboxes when grading as root
+SANDBOX_UID_BASE, SANDBOX_UIDS = 61000, 4000  # uids 61000..64999: sandboxes, when grading as root
 
 
 @dataclass
@@ -38,7 +44,8 @@ class Limits:
     """What one student's process may use. Small by default: a class is graded a few at a time
     on a shared machine, and a chapter's code needs little (a 100,000-node graph is ~60 MB)."""
 
-    memory_mb: int = 1024  # address space (RLIMIT_AS)
+    memory_mb: int = 1024  # heap and private anonymous mappings (RLIMIT_DATA): what allocations use
+    address_space_mb: int = 16384  # RLIMIT_AS: reservations (WebAssembly's 4 GiB) pass, runaway mappings do not
     cpu_seconds: int = 600  # CPU time of the process (RLIMIT_CPU); wall-clock limits are the judge's
     processes: int = 24  # processes and threads of the sandbox's uid (RLIMIT_NPROC)
     open_files: int = 128
@@ -70,30 +77,78 @@ def read_paths():
     return sorted(paths)
 
 
-def launch(sock_end, limits, graded, generation):
-    """Start a sandbox on `sock_end`; returns (Popen, workdir, uid)."""
-    workdir = tempfile.mkdtemp(prefix="minigrad-sandbox-")
-    uid = None
-    if os.geteuid() == 0:
-        uid = SANDBOX_UID_BASE + (os.getpid() * 7 + generation) % 4000
-        os.chown(workdir, uid, uid)
-    config = SandboxConfig(workdir=workdir, fd=sock_end.fileno(), graded=list(graded), limits=asdict(limits), uid=uid,
-                           first_key=2 * (generation << 36) + 1, read_paths=read_paths())
-    env = {
+@dataclass
+class Sandbox:
+    """A running sandbox, as the judge knows it."""
+
+    pid: int
+    workdir: str
+    uid: int | None = None
+    popen: subprocess.Popen | None = None  # None when a zygote forked it
+    claim: int | None = None  # the file descriptor holding `uid` (see `claim_uid`)
+
+
+def claim_uid():
+    """(a uid no other running sandbox has, the descriptor that holds it), or (None, None) when
+    not root. A claim is a lock on a file named after the uid; it ends when the descriptor
+    closes, or with the process that held it, so a crashed grader leaves nothing claimed."""
+    if os.geteuid() != 0:
+        return None, None
+    folder = os.path.join(tempfile.gettempdir(), "minigrad-sandbox-uids")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    start = (os.getpid() * 7) % SANDBOX_UIDS
+    for offset in range(SANDBOX_UIDS):
+        uid = SANDBOX_UID_BASE + (start + offset) % SANDBOX_UIDS
+        fd = os.open(os.path.join(folder, str(uid)), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return uid, fd
+    raise RuntimeError("no free sandbox uid: too many sandboxes at once")
+
+
+def environment(workdir):
+    return {
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
         "NUMBA_CACHE_DIR": os.path.join(workdir, ".numba"), "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         "MPLCONFIGDIR": _matplotlib_cache(),
     }
-    bootstrap = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
-                 "from course.sandbox import main; main()")
+
+
+def _workdir(uid):
+    workdir = tempfile.mkdtemp(prefix="minigrad-sandbox-")
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+    return workdir
+
+
+def launch(sock_end, limits, graded, generation, zygote=None):
+    """Start a sandbox serving `sock_end`, forked by `zygote` (a `Zygote`'s (path, token)) when
+    given, else as a new Python process. Returns a `Sandbox`."""
+    uid, claim = claim_uid()
+    first_key = 2 * (generation << 36) + 1
+    if zygote:
+        pid, workdir = Zygote.fork(zygote, sock_end, dict(graded=list(graded), limits=asdict(limits), uid=uid,
+                                                          first_key=first_key))
+        return Sandbox(pid, workdir, uid, None, claim)
+    workdir = _workdir(uid)
+    config = SandboxConfig(workdir=workdir, fd=sock_end.fileno(), graded=list(graded), limits=asdict(limits), uid=uid,
+                           first_key=first_key, read_paths=read_paths())
     process = subprocess.Popen(
-        [sys.executable, "-I", "-c", bootstrap, json.dumps(asdict(config))],
-        cwd=workdir, env=env, pass_fds=[sock_end.fileno()], stdin=subprocess.DEVNULL,
+        [sys.executable, "-I", "-c", _bootstrap("main"), json.dumps(asdict(config))],
+        cwd=workdir, env=environment(workdir), pass_fds=[sock_end.fileno()], stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
-    return process, workdir, uid
+    return Sandbox(process.pid, workdir, uid, process, claim)
+
+
+def _bootstrap(function):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return f"import sys; sys.path.insert(0, {root!r}); from course.sandbox import {function}; {function}()"
 
 
 def _matplotlib_cache():
@@ -106,38 +161,152 @@ def _matplotlib_cache():
         return tempfile.gettempdir()
 
 
-def terminate(process, uid=None):
+def terminate(sandbox):
     """Kill the sandbox and everything it started (all processes of its uid, or its session)."""
-    if process is None:
+    if sandbox is None:
         return
-    if uid is not None:
+    if sandbox.uid is not None:
         killer = os.fork()
         if killer == 0:  # a child that becomes the sandbox's uid and kills every process of that uid
             try:
-                os.setgid(uid)
-                os.setuid(uid)
+                os.setgid(sandbox.uid)
+                os.setuid(sandbox.uid)
                 os.kill(-1, signal.SIGKILL)
             finally:
                 os._exit(0)
         os.waitpid(killer, 0)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
+        os.killpg(sandbox.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(sandbox.pid, signal.SIGKILL)
+    if sandbox.popen is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            sandbox.popen.wait(timeout=5)
+    if sandbox.claim is not None:
+        os.close(sandbox.claim)
+        sandbox.claim = None
+    shutil.rmtree(sandbox.workdir, ignore_errors=True)
+
+
+class Zygote:
+    """A preloaded sandbox parent: one per grading worker, it forks a fresh sandbox for each
+    notebook in milliseconds instead of starting Python and importing numpy, matplotlib, IPython
+    and minigrad again (over a second of CPU per notebook on the reference machine).
+
+    Requests come over a Unix socket in the worker's private folder and carry a secret token
+    (known to the worker and the judge kernels it starts, never to a sandbox): the socket of the
+    new sandbox travels with the request (SCM_RIGHTS); the zygote answers with its pid and folder.
+    """
+
+    def __init__(self, folder):
+        self.path = os.path.join(folder, "zygote.sock")
+        self.token = secrets.token_hex(16)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _bootstrap("zygote_main"), json.dumps([self.path, self.token, read_paths()])],
+            cwd=folder, env=environment(folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    @property
+    def address(self):
+        return (self.path, self.token)
+
+    def close(self):
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+
+    @staticmethod
+    def fork(address, sock_end, request, timeout=60):
+        """Ask the zygote at `address` for a sandbox on `sock_end`; returns (pid, workdir)."""
+        import socket
+
+        path, token = address
+        deadline = time.monotonic() + timeout
+        while True:  # the zygote may still be importing
+            try:
+                client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                client.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                client.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        with client:
+            client.settimeout(timeout)
+            socket.send_fds(client, [json.dumps({**request, "token": token}).encode()], [sock_end.fileno()])
+            reply = json.loads(client.makefile("rb").readline())
+        if "error" in reply:
+            raise RuntimeError(f"the sandbox zygote refused: {reply['error']}")
+        return reply["pid"], reply["workdir"]
 
 
 # --------------------------------------------------------------------------- inside the sandbox
 def main():
     config = SandboxConfig(**json.loads(sys.argv[1]))
+    _serve(config, _preload())
+
+
+def _serve(config, shell):
     import socket
 
     sock = socket.socket(fileno=config.fd)
-    shell = _preload()
     lock_down(config)
     sys.path.append(config.workdir)  # the submission's own modules, after everything preloaded
     Server(sock, shell, config).serve()
+
+
+def zygote_main():
+    """The zygote's loop (see `Zygote`): preload once, then fork a sandbox per request."""
+    import socket
+    import threading
+
+    path, token, paths = json.loads(sys.argv[1])
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the worker's end is the zygote's
+    shell = _preload()
+    if threading.active_count() != 1:
+        raise RuntimeError("the zygote must not run threads: forking would copy them half-done")
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the sandboxes
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(16)
+    while True:
+        connection, _ = server.accept()
+        with connection:
+            message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 1)
+            try:
+                request = json.loads(message)
+                if not fds or not secrets.compare_digest(str(request.pop("token", "")), token):
+                    raise PermissionError("bad token")
+                uid = request.get("uid")
+                if uid is not None and not (SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_UIDS):
+                    raise PermissionError("bad uid")
+                workdir = _workdir(uid)
+                config = SandboxConfig(workdir=workdir, fd=fds[0], graded=list(request["graded"]),
+                                       limits=dict(request["limits"]), uid=uid, first_key=int(request["first_key"]),
+                                       read_paths=paths)
+            except Exception as error:  # noqa: BLE001 - a bad request is answered, never fatal
+                for fd in fds:
+                    os.close(fd)
+                connection.sendall(json.dumps({"error": str(error)}).encode() + b"\n")
+                continue
+            pid = os.fork()
+            if pid == 0:
+                server.close()
+                connection.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setsid()
+                os.environ.update(environment(workdir))
+                os.chdir(workdir)
+                try:
+                    _serve(config, shell)
+                finally:
+                    os._exit(1)
+            os.close(fds[0])
+            connection.sendall(json.dumps({"pid": pid, "workdir": workdir}).encode() + b"\n")
 
 
 def _preload():
@@ -163,7 +332,8 @@ def lock_down(config):
 
     limits = Limits(**config.limits)
     mb = 1 << 20
-    for name, value in [("RLIMIT_AS", limits.memory_mb * mb), ("RLIMIT_CPU", limits.cpu_seconds),
+    for name, value in [("RLIMIT_DATA", limits.memory_mb * mb), ("RLIMIT_AS", limits.address_space_mb * mb),
+                        ("RLIMIT_CPU", limits.cpu_seconds),
                         ("RLIMIT_NOFILE", limits.open_files), ("RLIMIT_FSIZE", limits.file_mb * mb),
                         ("RLIMIT_CORE", 0)]:
         resource.setrlimit(getattr(resource, name), (value, value))
@@ -180,6 +350,7 @@ def lock_down(config):
 
 _CAP_DAC_READ_SEARCH = 2
 _PR_SET_KEEPCAPS = 8
+_PR_SET_PDEATHSIG = 1
 
 
 class _CapHeader(ctypes.Structure):
@@ -249,7 +420,11 @@ class _ShellFactory:
 
     @staticmethod
     def instance():
-        shell = _student_shell_class().instance()
+        from traitlets.config import Config
+
+        config = Config()
+        config.HistoryManager.hist_file = ":memory:"  # no history database, no history-saving thread
+        shell = _student_shell_class().instance(config=config)
         with contextlib.suppress(Exception):
             shell.enable_matplotlib("inline")
         return shell
