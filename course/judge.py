@@ -89,12 +89,12 @@ class RemoteType(type):
     instance in the sandbox, class attributes (`Dual.lift`) are fetched from there."""
 
     def __call__(cls, *args, **kwargs):
-        return cls._judge.call_handle(cls, args, kwargs, handles=True)
+        return cls._remote_judge.call_handle(cls, args, kwargs, handles=True)
 
     def __getattr__(cls, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return cls._judge.request("getattr", (cls, name), handles=True)
+        return cls._remote_judge.request("getattr", (cls, name), handles=True)
 
     def __repr__(cls):
         return f"<the student's class {cls.__name__}>"
@@ -358,14 +358,15 @@ class Judge:
 
     def _current(self, obj):
         """A handle from before a restart is stale; a graded class is looked up again."""
-        if isinstance(obj, RemoteType) and obj._generation != self.generation:
+        if isinstance(obj, RemoteType) and obj._remote_generation != self.generation:
             name = getattr(obj, "_graded_name", None)
             fresh = self._exchange("lookup", (name,), handles=True) if name else None
             if not isinstance(fresh, RemoteType):
                 raise SandboxDied(f"the student's class {obj.__name__} is gone (the process was restarted)")
-            obj._key, obj._generation = fresh._key, self.generation
-            self.endpoint.forget([fresh._key])
-            self.endpoint._register(obj._key, obj)
+            key = self.endpoint.key_of(fresh)  # the same class, newly defined: keep the judge's (isinstance)
+            self.endpoint.forget([key])
+            self.endpoint._register(key, obj)
+            obj._remote_key, obj._remote_generation = key, self.generation
         elif isinstance(obj, (RemoteObject, RemoteFunction)) and obj._generation != self.generation:
             raise SandboxDied("this object lived in the student's process, which was restarted")
         return obj
@@ -506,9 +507,8 @@ class Judge:
         clean = name.rpartition(".")[2]
         cls = RemoteType(clean if clean.isidentifier() else "StudentClass", (RemoteObject,),
                          {"__slots__": (), "__module__": "student", "__qualname__": name})
-        type.__setattr__(cls, "_judge", self)
-        type.__setattr__(cls, "_key", key)
-        type.__setattr__(cls, "_generation", self.generation)
+        # Not _judge/_key: class attributes of those names would shadow the instances' slots.
+        cls._remote_judge, cls._remote_key, cls._remote_generation = self, key, self.generation
         return cls
 
 
