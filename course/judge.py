@@ -401,6 +401,9 @@ class Judge:
                 self._stop(f"died: the student's process died during {what}")
                 raise SandboxDied(f"the student's process died during {what} (os._exit, out of memory or CPU time, "
                                   f"or killed)") from None
+            except wire.MessageTooLarge as error:
+                self._stop(f"refused: {_call_text(kind, args)} sent {error}")
+                raise NotPlainData(f"{_call_text(kind, args)}: {error}; the student's process was stopped") from None
             except wire.WireError as error:
                 raise NotPlainData(f"{_call_text(kind, args)}: {error}") from None
         finally:

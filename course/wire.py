@@ -63,6 +63,10 @@ class NotPlainData(TypeError):
     """A value cannot cross the boundary (an object of the student's own class, a generator, ...)."""
 
 
+class MessageTooLarge(WireError):
+    """A message over the size limit: the stream cannot be trusted past it."""
+
+
 class PeerTimeout(Exception):
     """The other side did not answer before the deadline."""
 
@@ -80,7 +84,7 @@ def recv_bytes(sock, deadline=None, limit=MAX_MESSAGE_BYTES):
     """One framed message; raises PeerTimeout past `deadline` (time.monotonic) and PeerClosed at EOF."""
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size, deadline))
     if size > limit:
-        raise WireError(f"message of {size} bytes is over the limit of {limit}")
+        raise MessageTooLarge(f"a message of {size} bytes is over the limit of {limit}")
     return _recv_exactly(sock, size, deadline)
 
 
