@@ -157,6 +157,7 @@ def test_strength_counts_caught_wrong_answers(selftest):
     assert re.search(rf"^selftest\s+{wrong}\s+{wrong}/{wrong}\s", done.stdout, re.MULTILINE), done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("cli-bundle")
 def test_release_bundle_ships_no_answers(tmp_path):
     import minigrad.graph
