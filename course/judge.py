@@ -35,6 +35,8 @@ import sys
 import time
 import types
 
+import numpy as np
+
 from . import sandbox, wire
 
 JUDGE_NAME = "__minigrad_judge__"
@@ -92,7 +94,7 @@ class RemoteType(type):
         return cls._remote_judge.call_handle(cls, args, kwargs, handles=True)
 
     def __getattr__(cls, name):
-        if name.startswith("__"):
+        if name.startswith("_"):  # private and special names are never asked of the student's class
             raise AttributeError(name)
         return cls._remote_judge.request("getattr", (cls, name), handles=True)
 
@@ -106,8 +108,12 @@ class RemoteObject:
     __slots__ = ("_judge", "_key", "_generation", "__weakref__")
     __array_ufunc__ = None  # `ndarray * obj` defers to obj.__rmul__, as for the student's Dual
 
+    def __new__(cls, *args, **kwargs):
+        # Only the judge makes handles (Judge._proxy); a pickle from the sandbox must not.
+        raise wire.WireError(f"a {cls.__name__} handle cannot be built from the student's data")
+
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("_"):  # private and special names are never asked of the student's object
             raise AttributeError(name)
         return self._judge.request("getattr", (self, name), handles=True)
 
@@ -347,6 +353,8 @@ class Judge:
         it), the call is tried once more in a fresh sandbox, where only the cells that finished
         were replayed: what the student's honest code would have given.
         """
+        if self.endpoint is not None and self.endpoint.decoding:
+            raise wire.WireError("the student's data tried to use one of its objects while it was being read")
         for attempt in (1, 2):
             self._revive()
             current = tuple(self._current(a) for a in args)
@@ -379,6 +387,7 @@ class Judge:
         try:
             try:
                 self.endpoint.send((kind, args, context))
+                arrays = self.endpoint.sent_arrays  # the request's array arguments (see course.wire)
                 while True:
                     started = time.monotonic()
                     try:
@@ -410,7 +419,7 @@ class Judge:
             self.depth -= 1
             if self.depth == 0 and self.endpoint is not None:
                 self.endpoint.collect()
-        self._extras(reply[-1])
+        self._extras(reply[-1], arrays)
         if reply[0] == "raise":
             raise self._exception(reply)
         if reply[0] == "refused":
@@ -445,9 +454,17 @@ class Judge:
         except (wire.NotPlainData, TypeError, ValueError):
             self.endpoint.send(("raise", "TypeError", "the grader could not send this value", "", {}))
 
-    def _extras(self, extras):
+    def _extras(self, extras, arrays):
         if type(extras) is not dict:
             return
+        written = extras.get("arrays")
+        if type(written) is dict:  # the student's code wrote into array arguments: so it did here
+            for index, value in written.items():
+                if type(index) is int and 0 <= index < len(arrays) and type(value) is np.ndarray:
+                    target = arrays[index]
+                    if target.shape == value.shape and target.flags.writeable:
+                        with contextlib.suppress(TypeError, ValueError):
+                            np.copyto(target, value, casting="unsafe")
         for stream in ("stdout", "stderr"):
             text = extras.get(stream)
             if type(text) is str and text:
@@ -531,7 +548,10 @@ def _own(endpoint, target):
 
 
 def _judge_export(obj, key_for):
-    """What the judge hands to the sandbox by handle: its functions (callbacks) and other objects."""
+    """How the judge's objects reach the sandbox: library functions and classes by name (the
+    sandbox imports its own), everything else by handle (its functions become callbacks)."""
+    if wire.by_reference(obj):
+        return None
     return ("object", type(obj).__name__, callable(obj))
 
 

@@ -270,8 +270,9 @@ class Endpoint:
     `parity` is JUDGE or STUDENT. The judge's endpoint is `restricted`: decoding refuses anything
     but plain data. `export(obj, key_for)` decides how a non-plain, non-tensor object travels: a
     handle descriptor (plain data; `key_for(other)` gives a key to mention another object in it),
-    None to pickle it by value, or NotPlainData; `make_proxy(key, descriptor)` builds the local
-    stand-in for the other side's handle.
+    None to pickle it (a module-level function or class: by its importable name, see
+    `by_reference`), or NotPlainData; `make_proxy(key, descriptor)` builds the local stand-in for
+    the other side's handle.
     """
 
     def __init__(self, sock, parity, restricted, export, make_proxy, first_key=None):
@@ -285,6 +286,11 @@ class Endpoint:
         self.snapshots = {}  # key -> snapshot(), for tensors: their state when the other side last saw it
         self.next_key = parity if first_key is None else first_key
         self.to_release = []  # keys the other side may forget (sent with the next message)
+        # Numpy arrays among a request's arguments travel apart (judge to sandbox only), so that the
+        # sandbox can say which ones the student's code wrote into, and the judge copy that back.
+        self.sent_arrays = []
+        self.received_arrays = []
+        self.decoding = False  # handles must not be used (called by the unpickler) while a message is read
         self.observed = {}  # key -> ObservedInputs (sandbox side)
         self.primitives = primitives()
         self.tensor_classes = tensor_classes()
@@ -343,8 +349,9 @@ class Endpoint:
                 encoder.reference_tensor(obj)
         table = encoder.table()
         release, self.to_release = self.to_release, []
-        data = pickle.dumps((release, table, payload), protocol=PROTOCOL)
+        data = pickle.dumps((release, table, encoder.arrays, payload), protocol=PROTOCOL)
         encoder.commit()
+        self.sent_arrays = encoder.arrays
         return data
 
     def send(self, message):
@@ -355,15 +362,22 @@ class Endpoint:
         return self.decode(recv_bytes(self.sock, deadline))
 
     def decode(self, data):
+        self.decoding = True
+        try:
+            return self._decode(data)
+        finally:
+            self.decoding = False
+
+    def _decode(self, data):
         if self.restricted:
             value = RestrictedUnpickler(io.BytesIO(data), _NoReferences()).load()
-            if not (type(value) is tuple and len(value) == 3 and type(value[0]) is list
-                    and all(type(k) is int for k in value[0]) and type(value[2]) is bytes):
+            if not (type(value) is tuple and len(value) == 4 and type(value[0]) is list
+                    and all(type(k) is int for k in value[0]) and value[2] == [] and type(value[3]) is bytes):
                 raise WireError("malformed message")
-            release, table, payload = value
+            release, table, _, payload = value
             check_plain_tree(table, self.value_types)
         else:
-            release, table, payload = pickle.loads(data)
+            release, table, self.received_arrays, payload = pickle.loads(data)
         self.forget(release)
         placeholders = self._apply_table(table)
         self._placeholders_now = placeholders
@@ -385,9 +399,13 @@ class Endpoint:
         return value
 
     def load_reference(self, pid):
-        if type(pid) is not tuple or len(pid) not in (2, 3) or pid[0] not in ("T", "H") or type(pid[1]) is not int:
+        if type(pid) is not tuple or len(pid) not in (2, 3) or pid[0] not in ("T", "H", "A") or type(pid[1]) is not int:
             raise WireError("malformed reference")
         key = pid[1]
+        if pid[0] == "A":
+            if self.restricted:
+                raise WireError("the sandbox may not refer to the judge's arrays")
+            return self.received_arrays[key]
         if pid[0] == "T":
             obj = self._placeholders_now.get(key)
             obj = self.objects.get(key) if obj is None else obj
@@ -517,6 +535,8 @@ class _Encoder:
         self.staged_ids = {}  # id(object) -> key, for `staged`
         self.pending = []  # (key, tensor) to describe
         self.described = set()  # keys described
+        self.arrays = []  # numpy arrays of the payload (the judge's side), by index
+        self.array_ids = {}
 
     def _key(self, obj):
         key = self.endpoint.keys.get(id(obj))
@@ -558,19 +578,22 @@ class _Encoder:
 
     def persistent_id(self, obj):
         kind = type(obj)
+        if kind is np.ndarray and self.endpoint.restricted:
+            if id(obj) not in self.array_ids:
+                self.array_ids[id(obj)] = len(self.arrays)
+                self.arrays.append(obj)
+            return ("A", self.array_ids[id(obj)])
         if kind in PLAIN_TYPES or kind is pickle.PickleBuffer or isinstance(obj, np.dtype):
             return None
         if isinstance(obj, Tensor):
             if kind not in self.endpoint.tensor_classes.values():
                 raise NotPlainData(f"a {kind.__name__} (a Tensor subclass) cannot cross: use minigrad.Tensor")
             return ("T", self.reference_tensor(obj))
-        if kind in self.endpoint.value_types:
-            return None
+        if kind in self.endpoint.value_types or (kind is type and obj in self.endpoint.value_types):
+            return None  # a value class's instance, or the class itself (saved by name for its instances)
         key = self._key(obj)
         if key is not None:
             return ("H", key, None)
-        if by_reference(obj):
-            return None  # a module-level class or function: pickled as its importable name
         descriptor = self.endpoint.export(obj, self._handle_key)
         if descriptor is None:
             return None  # this side's policy: pickled by value (a library function: by reference)

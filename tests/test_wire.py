@@ -24,6 +24,9 @@ class AlwaysEqual(list):
 
 
 def _refuse(obj, key_for):
+    """The sandbox's policy, reduced: module-level names by reference, nothing else."""
+    if wire.by_reference(obj):
+        return None
     raise wire.NotPlainData(type(obj).__name__)
 
 
@@ -31,7 +34,7 @@ def _refuse(obj, key_for):
 def pair():
     """(judge endpoint, sandbox endpoint, call): call(fn, *args) runs fn on the sandbox side."""
     judge_end, sandbox_end = wire.socket_pair()
-    judge = wire.Endpoint(judge_end, wire.JUDGE, True, lambda o, k: ("object", type(o).__name__), _refuse)
+    judge = wire.Endpoint(judge_end, wire.JUDGE, True, lambda o, k: None if wire.by_reference(o) else ("object",), _refuse)
     sandbox = wire.Endpoint(sandbox_end, wire.STUDENT, False, _refuse, lambda key, d: None)
 
     def call(fn, *args):
