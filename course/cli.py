@@ -129,11 +129,7 @@ def _autograde(args):
         print(f"autograding {len(submissions)} submissions of {args.chapter} with {args.workers} worker(s)")
         started = time.monotonic()
         with tqdm(total=len(submissions), desc=f"autograde {args.chapter}", unit="notebook") as bar:
-            def progress(result):
-                bar.set_postfix_str(f"{result.student}: {result.score:g}/{result.max_score:g}")
-                bar.update()
-
-            results = grade_class(settings, submissions, progress)
+            results = grade_class(settings, submissions, _Advance(bar))
     print(class_table(results))
     print(f"\n{len(results)} submissions in {time.monotonic() - started:.0f} s; gradebook: {settings.gradebook}")
     return 0
@@ -157,6 +153,25 @@ def table(header, rows):
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+class _Advance:
+    """A progress callback for `grade_class` that moves a tqdm bar (whose total it may set)."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    @property
+    def total(self):
+        return self.bar.total
+
+    @total.setter
+    def total(self, value):
+        self.bar.reset(total=value)
+
+    def __call__(self, result):
+        self.bar.set_postfix_str(f"{result.student}: {result.score:g}/{result.max_score:g}")
+        self.bar.update()
 
 
 # --------------------------------------------------------------------------- feedback
@@ -222,12 +237,15 @@ def _validate(args):
 
 # --------------------------------------------------------------------------- strength
 def _strength(args):
+    from tqdm.auto import tqdm
+
     from .strength import chapter_strength
 
     course = _course(args)
     rows = []
     for chapter in args.chapters or course.chapters():
-        report = chapter_strength(chapter, course, workers=args.workers)
+        with tqdm(desc=f"strength {chapter}", unit="notebook") as bar:
+            report = chapter_strength(chapter, course, workers=args.workers, progress=_Advance(bar))
         rows.append(report.row())
         if report.escaped:
             print(f"{chapter}: wrong answers that scored full marks: {', '.join(report.escaped)}")

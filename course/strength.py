@@ -37,10 +37,12 @@ class Strength:
                 f"(solution {self.solution}, stub {self.stub}, library {self.library})")
 
 
-def chapter_strength(chapter, course=COURSE, workers=2, cell_timeout=60):
+def chapter_strength(chapter, course=COURSE, workers=2, cell_timeout=60, progress=None):
     if not course.source(chapter).exists():
         raise PipelineError(f"no chapter {chapter!r}")
     submissions = chapter_submissions(chapter, course)
+    if progress is not None:
+        progress.total = len(submissions)
     with tempfile.TemporaryDirectory(prefix="minigrad-strength-") as scratch:
         root = Path(scratch) / "course"
         (root / "course").mkdir(parents=True)
@@ -52,7 +54,8 @@ def chapter_strength(chapter, course=COURSE, workers=2, cell_timeout=60):
             folder.mkdir(parents=True)
             nbformat.write(nb, str(folder / f"{chapter}.ipynb"))
             folders[student] = folder
-        results = grade_class(Settings(chapter, root=root, workers=workers, cell_timeout=cell_timeout), folders)
+        results = grade_class(Settings(chapter, root=root, workers=workers, cell_timeout=cell_timeout), folders,
+                              progress)
     report = Strength(chapter)
     for student, result in results.items():
         text = f"{result.score:g}/{result.max_score:g}"

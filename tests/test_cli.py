@@ -212,3 +212,22 @@ def test_release_bundle_ships_no_answers(tmp_path):
 def test_unknown_chapter_is_a_clear_error(tmp_path):
     done = run("--course", REPOSITORY, "autograde", "ch99_nothing", "--submissions", tmp_path, check=False)
     assert done.returncode == 1 and "no chapter 'ch99_nothing'" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli-selftest")
+def test_notebook_budget_fails_the_rest_and_says_so(selftest, tmp_path):
+    """Each sleepy cell stays under the cell limit; together they exhaust the notebook's budget:
+    the cells left are failed (scored zero), and the table says why."""
+    import nbformat
+
+    nb = read_notebook(selftest / "solutions" / "selftest" / "selftest.ipynb")
+    for _ in range(3):
+        nb.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(4)"))
+    write_submission(tmp_path / "submitted" / "sleepy" / "selftest", "selftest", nb)
+    done = run("--course", selftest, "autograde", "selftest", "--submissions", tmp_path / "submitted", "--workers", 1,
+               "--cell-timeout", 6, "--notebook-timeout", 9, "--db-url", f"sqlite:///{tmp_path / 'grades.db'}")
+    score, top, _ = _row(done.stdout, "sleepy")
+    assert score == "0" and float(top) > 0, done.stdout
+    attention = done.stdout.split("needs attention:")[-1]
+    assert "time limit" in attention and "not run (scored zero):" in attention and "test_mul_vjp_values" in attention, done.stdout
