@@ -118,7 +118,7 @@ def browser(lab):
 def _open(browser, lab, path):
     base, token, _ = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(180_000)
+    page.set_default_timeout(420_000)  # a wait, not a speed limit: on a loaded machine the chapter runs slowly
     page.goto(f"{base}/lab/workspaces/{uuid.uuid4().hex}/tree/{path}?token={token}")  # a fresh workspace: one notebook
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
