@@ -15,6 +15,8 @@ timeouts, a dead kernel, cells the student deleted (restored and graded), missin
 
 import concurrent.futures
 import datetime
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -53,6 +55,7 @@ class Settings:
     cell_timeout: int = 60
     notebook_timeout: int = 600
     memory_mb: int = 1024
+    judge: bool = True  # False: nbgrader's own Execute (tests in the student's kernel), see `calibrate`
 
     @property
     def gradebook(self):
@@ -141,7 +144,7 @@ def _worker_course(template):
 
 def grade_submission(template, settings, student, folder, autograded_target):
     """Grade one submission in this worker's course; returns a StudentResult. The autograded
-    folder is copied to `autograded_target` (the course's own, per student: no contention)."""
+    folder is copied to `autograded_target` (the course's own, per student: no contention), if any."""
     root = _worker_course(template)
     chapter = settings.chapter
     submitted = root / "course" / "submitted" / student / chapter
@@ -159,8 +162,9 @@ def grade_submission(template, settings, student, folder, autograded_target):
         _read_gradebook(root, settings, student, result)
         if (autograded / f"{chapter}.ipynb").exists():
             _read_notebook(autograded / f"{chapter}.ipynb", result)
-            shutil.rmtree(autograded_target, ignore_errors=True)
-            shutil.copytree(autograded, autograded_target)
+            if autograded_target is not None:
+                shutil.rmtree(autograded_target, ignore_errors=True)
+                shutil.copytree(autograded, autograded_target)
     finally:
         for path in (submitted, autograded):
             shutil.rmtree(path, ignore_errors=True)
@@ -190,7 +194,7 @@ def _nbgrader_autograde(root, settings, student):
         RestoreCells if p is OverwriteCells else p for p in defaults["sanitize_preprocessors"].default()
     ]
     config.Autograde.autograde_preprocessors = [
-        JudgedExecute if p is Execute else p for p in defaults["autograde_preprocessors"].default()
+        JudgedExecute if p is Execute and settings.judge else p for p in defaults["autograde_preprocessors"].default()
     ]
     # Kernels talk over Unix sockets in this worker's folder: parallel kernels on TCP race for ports
     # ("Address already in use"), and one worker runs one kernel at a time.
@@ -310,44 +314,115 @@ def grade_class(settings, submissions, progress=None):
     for student in bad:
         results[student] = StudentResult(student, attention=[f"unusable student id {student!r}: not graded"])
     todo = {s: f for s, f in submissions.items() if s not in bad}
-    with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch:
+    target = Path(settings.root) / "course" / "autograded"
+    with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _Pool(settings.workers) as pool:
         template, background = prepare(settings, scratch)
+        settings, note = calibrate(settings, template, pool)
         attempts = {}
         while todo:
-            crashed = _run_pool(template, settings, todo, results, progress)
+            tasks = {s: (grade_submission, (template, settings, s, f, target / s / settings.chapter)) for s, f in todo.items()}
             todo = {}
-            for student, folder in crashed.items():
-                attempts[student] = attempts.get(student, 0) + 1
-                if attempts[student] < 2:
-                    todo[student] = folder
-                else:
-                    results[student] = StudentResult(student, attention=["the grading worker crashed twice on it"])
+            for student, result, error in pool.run(tasks):
+                if isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                    attempts[student] = attempts.get(student, 0) + 1
+                    if attempts[student] < 2:
+                        todo[student] = submissions[student]
+                        continue
+                    result = StudentResult(student, attention=["the grading worker crashed twice on it"])
+                elif error is not None:
+                    result = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
+                if note:
+                    result.attention.append(note)
+                results[student] = result
+                if progress:
+                    progress(result)
         _registered(background, settings)
     merge_into_gradebook(settings, results)
     return results
 
 
-def _run_pool(template, settings, todo, results, progress):
-    crashed = {}
-    target = Path(settings.root) / "course" / "autograded"
-    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, settings.workers)) as pool:
-        futures = {
-            pool.submit(grade_submission, template, settings, student, folder, target / student / settings.chapter):
-                student
-            for student, folder in todo.items()
-        }
+class _Pool:
+    """Worker processes that outlive one batch (each keeps its scratch course and zygote), and are
+    replaced if one crashes."""
+
+    def __init__(self, workers):
+        self.workers = max(1, workers)
+        self.executor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.executor is not None:
+            self.executor.shutdown()
+
+    def run(self, tasks):
+        """Yield (name, result, exception) as the tasks {name: (function, args)} finish."""
+        if self.executor is None:
+            self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
+        futures = {self.executor.submit(function, *args): name for name, (function, args) in tasks.items()}
+        broken = False
         for future in concurrent.futures.as_completed(futures):
-            student = futures[future]
             try:
-                results[student] = future.result()
-            except concurrent.futures.process.BrokenProcessPool:
-                crashed[student] = todo[student]
-                continue
-            except Exception as error:  # noqa: BLE001 - one submission's failure is reported, not fatal
-                results[student] = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
-            if progress:
-                progress(results[student])
-    return crashed
+                yield futures[future], future.result(), None
+            except Exception as error:  # noqa: BLE001 - reported per task by the caller
+                broken |= isinstance(error, concurrent.futures.process.BrokenProcessPool)
+                yield futures[future], None, error
+        if broken:
+            self.executor.shutdown(wait=False)
+            self.executor = None
+
+
+# --------------------------------------------------------------------------- calibration
+CALIBRATION = ".judge-calibration.json"  # in course/autograded/ (git-ignored with it)
+
+
+def calibrate(settings, template, pool):
+    """(settings, note): whether this chapter is graded by the judge. The chapter's own solution
+    notebook is graded through the judge first; if it does not score full marks there (its tests
+    look at something the judge cannot show them: a library's instrumentation counters, a kernel's
+    compiled-function object, an operation made on the fly), the chapter is graded in the
+    student's own kernel, as nbgrader grades it, and every submission says so. The verdict is
+    kept per version of the chapter, the grader and the library."""
+    import dataclasses
+
+    if not settings.judge:
+        return settings, None
+    path = Path(settings.root) / "course" / "autograded" / CALIBRATION
+    verdicts = json.loads(path.read_text()) if path.exists() else {}
+    key = _calibration_key(settings)
+    verdict = verdicts.get(settings.chapter)
+    if not verdict or verdict.get("key") != key:
+        source = Path(settings.root) / "solutions" / settings.chapter
+        [(_, result, error)] = list(pool.run({"": (grade_submission, (template, settings, CALIBRATION_STUDENT, source, None))}))
+        lost = [c.name for c in (result.cells.values() if result else []) if not c.manual and c.score < c.max_score]
+        failed = error or not result.cells or lost
+        verdict = {"key": key, "judge": not failed,
+                   "reason": "" if not failed else (f"its solution lost {', '.join(lost)} through the judge" if lost
+                                                    else f"its solution could not be graded through the judge: {error}")}
+        verdicts[settings.chapter] = verdict
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
+    if verdict["judge"]:
+        return settings, None
+    note = (f"graded in the student's own kernel, not by the cheat-proof judge: {verdict['reason']} "
+            f"(see course/README.md)")
+    return dataclasses.replace(settings, judge=False), note
+
+
+CALIBRATION_STUDENT = "calibration"
+
+
+def _calibration_key(settings):
+    digest = hashlib.sha256()
+    source = Path(settings.root) / "solutions" / settings.chapter / f"{settings.chapter}.ipynb"
+    digest.update(source.read_bytes())
+    import minigrad
+
+    for package in (Path(__file__).parent, Path(minigrad.__file__).parent):
+        for path in sorted(package.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def merge_into_gradebook(settings, results):

@@ -382,7 +382,10 @@ class Judge:
     def _exchange(self, kind, args, handles):
         import minigrad
 
-        context = {"grad": minigrad.is_grad_enabled(), "recursionlimit": sys.getrecursionlimit()}
+        from minigrad import autograd
+
+        context = {"grad": minigrad.is_grad_enabled(), "recursionlimit": sys.getrecursionlimit(),
+                   "count_vjps": bool(autograd._vjp_counters)}  # a test counting backward's work
         self.depth += 1
         try:
             try:
@@ -431,28 +434,34 @@ class Judge:
 
     def _serve(self, message):
         """A callback: the student's code calls one of the judge's functions (or uses an object)."""
-        reply = ("raise", "RuntimeError", "the grader refused this request", "", {})
+        import minigrad
+
         try:
-            kind, args, _ = message
-            if kind == "call":
-                target, positional, keywords = args
-                if type(positional) is not tuple or type(keywords) is not dict:
-                    raise TypeError("malformed call")
-                value = _own(self.endpoint, target)(*positional, **keywords)
-            elif kind == "getattr" and type(args[1]) is str and not args[1].startswith("_"):
-                value = getattr(_own(self.endpoint, args[0]), args[1])
-            elif kind == "op" and args[1] in _CALLBACK_OPERATORS and type(args[2]) is tuple:
-                target = _own(self.endpoint, args[0])
-                value = getattr(type(target), args[1])(target, *args[2])
-            else:
-                raise PermissionError(f"the grader does not serve {kind!r} requests from the student's code")
-            reply = ("return", value, {})
+            kind, args, context = message
+            grad = context.get("grad", True) if type(context) is dict else True
+            with minigrad.set_grad_enabled(bool(grad)):  # the student's no_grad() holds in what it calls
+                reply = self._callback(kind, args)
         except Exception as error:  # noqa: BLE001 - the judge's code failed for the student's call
             reply = ("raise", type(error).__name__, str(error)[:2000], "", {})
         try:
-            self.endpoint.send(reply)
+            self.endpoint.send(reply, scan_own=True)
         except (wire.NotPlainData, TypeError, ValueError):
-            self.endpoint.send(("raise", "TypeError", "the grader could not send this value", "", {}))
+            self.endpoint.send(("raise", "TypeError", "the grader could not send this value", "", {}), scan_own=True)
+
+    def _callback(self, kind, args):
+        if kind == "call":
+            target, positional, keywords = args
+            if type(positional) is not tuple or type(keywords) is not dict:
+                raise TypeError("malformed call")
+            return ("return", _own(self.endpoint, target)(*positional, **keywords), {})
+        if kind == "getattr" and type(args[1]) is str and not args[1].startswith("_"):
+            return ("return", getattr(_own(self.endpoint, args[0]), args[1]), {})
+        if kind == "op" and args[1] == "__iter__":
+            return ("return", list(_own(self.endpoint, args[0])), {})  # the items, not an iterator handle
+        if kind == "op" and args[1] in _CALLBACK_OPERATORS and type(args[2]) is tuple:
+            target = _own(self.endpoint, args[0])
+            return ("return", getattr(type(target), args[1])(target, *args[2]), {})
+        raise PermissionError(f"the grader does not serve {kind!r} requests from the student's code")
 
     def _extras(self, extras, arrays):
         if type(extras) is not dict:
@@ -469,6 +478,13 @@ class Judge:
             text = extras.get(stream)
             if type(text) is str and text:
                 getattr(sys, stream).write(text)
+        counted = extras.get("vjps")
+        if type(counted) is tuple and len(counted) == 2 and all(type(n) is int and n >= 0 for n in counted):
+            from minigrad import autograd
+
+            for counter in autograd._vjp_counters:  # the student's backward passes ran there: count them here
+                counter.vjps += counted[0]
+                counter.discarded += counted[1]
         limit = extras.get("recursionlimit")
         if type(limit) is int and 100 <= limit <= 10**7 and limit != sys.getrecursionlimit():
             sys.setrecursionlimit(limit)  # the student's code changed it: tests may check that it did not

@@ -472,9 +472,11 @@ class Server:
         )
 
     def _handled_class(self, cls):
+        """Graded classes, and minigrad's classes that do not travel by value, stay here as handles."""
         if any(self.namespace.get(name) is cls for name in self.graded):
             return True
-        return (getattr(cls, "__module__", "") or "").split(".")[0] == "minigrad"
+        return (getattr(cls, "__module__", "") or "").split(".")[0] == "minigrad" and not self.wire.is_value_class(
+            cls, self.endpoint.value_types)
 
     def judge_object(self, key, descriptor):
         return JudgeObject(self, key, descriptor)
@@ -496,8 +498,14 @@ class Server:
         extras = {}
         arrays = self.endpoint.received_arrays
         before = [a.copy() for a in arrays]
+        counter, counting = None, contextlib.nullcontext()
+        if context and context.get("count_vjps"):
+            from minigrad.autograd import count_vjps
+
+            counting = count_vjps()  # the judge's test counts VJP evaluations: count them here for it
         try:
-            with _redirect(stdout, stderr):
+            with _redirect(stdout, stderr), counting as counted:
+                counter = counted
                 self._enter(context)
                 value = self.run_cell(*args) if kind == "exec" else self.dispatch(kind, args)
             reply = ("return", value)
@@ -505,6 +513,8 @@ class Server:
             raise
         except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
             reply = ("raise", *_describe(error))
+        if counter is not None:
+            extras["vjps"] = (counter.vjps, counter.discarded)
         extras.update(stdout=stdout.getvalue()[: self.MAX_TEXT], stderr=stderr.getvalue()[: self.MAX_TEXT],
                       recursionlimit=sys.getrecursionlimit(), observed=self._observed(),
                       arrays={i: a for i, (a, b) in enumerate(zip(arrays, before)) if _written(a, b)})
@@ -516,7 +526,9 @@ class Server:
     def request(self, message):
         """A call into the judge (a callback) from the student's code; serves the judge's nested
         calls while it waits."""
-        self.endpoint.send((message[0], message[1:], None))
+        from minigrad.grad_mode import state
+
+        self.endpoint.send((message[0], message[1:], {"grad": state.grad_enabled}))  # no_grad holds in callbacks too
         while True:
             reply = self.endpoint.recv()
             if reply[0] == "return":
@@ -603,6 +615,9 @@ class JudgeObject:
     def __getattr__(self, name):
         return self._server.request(("getattr", self, name))
 
+    def __iter__(self):
+        return iter(self._server.request(("op", self, "__iter__", ())))  # the judge sends the items as a list
+
     def __repr__(self):
         return f"<the grader's {self._descriptor[1] if len(self._descriptor) > 1 else 'object'}>"
 
@@ -617,7 +632,7 @@ def _judge_operator(name):
 
 for _name_ in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
                "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__getitem__",
-               "__len__", "__iter__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__",
+               "__len__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__",
                "__float__", "__int__", "__index__"):
     setattr(JudgeObject, _name_, _judge_operator(_name_))
 

@@ -32,6 +32,7 @@ import types
 
 import numpy as np
 
+from minigrad.ops import Primitive
 from minigrad.tensor import Node, Tensor
 
 PROTOCOL = 5
@@ -40,8 +41,10 @@ _HEADER = struct.Struct("!Q")
 
 JUDGE, STUDENT = 0, 1  # key parity: the judge's keys are even, the sandbox's odd
 
-# Library classes whose instances are plain values (their methods run on whichever side holds them).
-VALUE_CLASSES = ("minigrad.symbolic:Expr",)
+# Library classes whose instances are plain values (their methods run on whichever side holds them),
+# besides minigrad's nn.Module subclasses (a model travels by value, its parameters by identity).
+VALUE_CLASSES = ("minigrad.symbolic:Expr", "minigrad.jit.ir:Graph", "minigrad.jit.ir:Node",
+                 "minigrad.jit.memory_plan:MemoryPlan")
 
 _NUMPY_SCALARS = tuple(
     t for t in set(np.sctypeDict.values())
@@ -121,6 +124,15 @@ def value_classes():
     return tuple(resolve(spec) for spec in VALUE_CLASSES)
 
 
+def is_value_class(cls, static):
+    """A library class whose instances cross by value: one of VALUE_CLASSES or a minigrad Module."""
+    if cls in static:
+        return True
+    from minigrad.nn.module import Module
+
+    return isinstance(cls, type) and issubclass(cls, Module) and cls.__module__.split(".")[0] == "minigrad"
+
+
 def tensor_classes():
     from minigrad.nn.module import Parameter
 
@@ -177,6 +189,10 @@ class RestrictedUnpickler(pickle.Unpickler):
         spec = f"{module}:{name}"
         if spec in self.value_classes:
             return self.value_classes[spec]
+        if module.split(".")[0] == "minigrad" and module in sys.modules:  # a model: minigrad.nn.Linear, ...
+            cls = getattr(sys.modules[module], name, None)
+            if is_value_class(cls, ()):
+                return cls
         raise WireError(f"refused to build {module}.{name}: only plain data crosses from the student's process")
 
     def persistent_load(self, pid):
@@ -210,9 +226,10 @@ def check_plain_tree(value, value_types):
         elif kind is np.ndarray:
             if item.dtype.kind not in ARRAY_KINDS:
                 raise WireError(f"refused a numpy array of dtype {item.dtype} (numbers, booleans and strings only)")
-        elif kind in value_types and id(item) not in seen:
+        elif id(item) not in seen and is_value_class(kind, value_types):
             seen.add(id(item))
             stack.extend(getattr(item, slot, None) for slot in getattr(kind, "__slots__", ()))
+            stack.extend(getattr(item, "__dict__", {}).values())
 
 
 # --------------------------------------------------------------------------- tensor state snapshots
@@ -337,13 +354,17 @@ class Endpoint:
                 self.to_release.append(key)
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, message):
+    def encode(self, message, scan_own=False):
         """Bytes for `message`. Tensors it reaches travel in the table, and so does every shared
-        tensor whose state changed since the other side last saw it (the judge watches the
-        sandbox's tensors it holds; the sandbox watches all it shares)."""
+        tensor whose state changed since the other side last saw it. The sandbox watches all it
+        shares; the judge watches the sandbox's tensors it holds, and its own only when it answers
+        a callback (`scan_own`: the student's code may have called `optimizer.zero_grad()`), since
+        its own reach the sandbox anyway whenever a request refers to them."""
         encoder = _Encoder(self)
         payload = encoder.dump(message)
         for key, state in list(self.snapshots.items()):
+            if self.restricted and not scan_own and self.own(key):
+                continue
             obj = self.objects.get(key)
             if obj is not None and key not in encoder.described and changed(state, obj):
                 encoder.reference_tensor(obj)
@@ -354,8 +375,8 @@ class Endpoint:
         self.sent_arrays = encoder.arrays
         return data
 
-    def send(self, message):
-        send_bytes(self.sock, self.encode(message))
+    def send(self, message, scan_own=False):
+        send_bytes(self.sock, self.encode(message, scan_own))
 
     # ------------------------------------------------------------------ decoding
     def recv(self, deadline=None):
@@ -387,8 +408,7 @@ class Endpoint:
             self._placeholders_now = {}
         for key, obj in placeholders.items():
             self._register(key, obj)
-            if not (self.restricted and self.own(key)):
-                self.snapshots[key] = snapshot(obj)
+            self.snapshots[key] = snapshot(obj)
         return value
 
     def _unpickle(self, blob):
@@ -399,6 +419,10 @@ class Endpoint:
         return value
 
     def load_reference(self, pid):
+        if type(pid) is tuple and len(pid) == 2 and pid[0] == "P" and type(pid[1]) is str:
+            if pid[1] not in self.primitives:
+                raise WireError(f"operation {pid[1]!r} is not one of minigrad's primitives")
+            return self.primitives[pid[1]]
         if type(pid) is not tuple or len(pid) not in (2, 3) or pid[0] not in ("T", "H", "A") or type(pid[1]) is not int:
             raise WireError("malformed reference")
         key = pid[1]
@@ -589,8 +613,11 @@ class _Encoder:
             if kind not in self.endpoint.tensor_classes.values():
                 raise NotPlainData(f"a {kind.__name__} (a Tensor subclass) cannot cross: use minigrad.Tensor")
             return ("T", self.reference_tensor(obj))
-        if kind in self.endpoint.value_types or (kind is type and obj in self.endpoint.value_types):
+        if is_value_class(kind, self.endpoint.value_types) or (
+                isinstance(obj, type) and is_value_class(obj, self.endpoint.value_types)):
             return None  # a value class's instance, or the class itself (saved by name for its instances)
+        if kind is Primitive and self.endpoint.primitives.get(obj.name) is obj:
+            return ("P", obj.name)  # an operation, by name: each side has its own (the IR, a node's op)
         key = self._key(obj)
         if key is not None:
             return ("H", key, None)
@@ -634,8 +661,6 @@ class _Encoder:
         for key, obj in self.staged.items():
             endpoint._register(key, obj)
         for key in self.described:
-            if endpoint.restricted and endpoint.own(key):
-                continue  # the judge describes its own tensors whenever it sends them
             obj = endpoint.objects.get(key)
             if obj is not None:
                 endpoint.snapshots[key] = snapshot(obj)
