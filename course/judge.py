@@ -390,7 +390,6 @@ class Judge:
         try:
             try:
                 self.endpoint.send((kind, args, context))
-                arrays = self.endpoint.sent_arrays  # the request's array arguments (see course.wire)
                 while True:
                     started = time.monotonic()
                     try:
@@ -418,11 +417,12 @@ class Judge:
                 raise NotPlainData(f"{_call_text(kind, args)}: {error}; the student's process was stopped") from None
             except wire.WireError as error:
                 raise NotPlainData(f"{_call_text(kind, args)}: {error}") from None
+            self._extras(reply[-1], args if kind in ("call", "callname") else None)
         finally:
             self.depth -= 1
             if self.depth == 0 and self.endpoint is not None:
+                self.endpoint.forget_arrays()
                 self.endpoint.collect()
-        self._extras(reply[-1], arrays)
         if reply[0] == "raise":
             raise self._exception(reply)
         if reply[0] == "refused":
@@ -463,17 +463,26 @@ class Judge:
             return ("return", getattr(type(target), args[1])(target, *args[2]), {})
         raise PermissionError(f"the grader does not serve {kind!r} requests from the student's code")
 
-    def _extras(self, extras, arrays):
+    def _extras(self, extras, call):
+        """What the reply says besides its value: output, state to mirror, arguments written into."""
         if type(extras) is not dict:
             return
         written = extras.get("arrays")
-        if type(written) is dict:  # the student's code wrote into array arguments: so it did here
-            for index, value in written.items():
-                if type(index) is int and 0 <= index < len(arrays) and type(value) is np.ndarray:
-                    target = arrays[index]
-                    if target.shape == value.shape and target.flags.writeable:
-                        with contextlib.suppress(TypeError, ValueError):
-                            np.copyto(target, value, casting="unsafe")
+        if type(written) is dict:  # the student's code wrote into the judge's arrays: so it did here
+            for key, value in written.items():
+                target = self.endpoint.sent_arrays.get(key) if type(key) is int else None
+                if target is not None and type(value) is np.ndarray and target.shape == value.shape \
+                        and target.flags.writeable:
+                    with contextlib.suppress(TypeError, ValueError):
+                        np.copyto(target, value, casting="unsafe")
+        changed = extras.get("args")
+        if call is not None and type(changed) is dict:  # ... or into list, dict or IR arguments
+            _, positional, keywords = call
+            for where, value in changed.items():
+                if type(where) is int and 0 <= where < len(positional):
+                    _write_back(positional[where], value)
+                elif type(where) is str and where in keywords:
+                    _write_back(keywords[where], value)
         for stream in ("stdout", "stderr"):
             text = extras.get(stream)
             if type(text) is str and text:
@@ -586,6 +595,25 @@ def _refuse_handles(value, kind, args):
             seen.add(id(item))
             stack.extend(item.keys())
             stack.extend(item.values())
+
+
+def _write_back(target, value):
+    """Make the judge's argument `target` what the student's code left its copy as (`value`)."""
+    if type(target) is not type(value) or target is value:
+        return
+    if type(target) is list:
+        target[:] = value
+    elif type(target) in (dict, set):
+        target.clear()
+        target.update(value)
+    elif wire.is_value_class(type(target), wire.value_classes()):
+        for cls in type(target).__mro__:
+            for slot in cls.__dict__.get("__slots__", ()):
+                if hasattr(value, slot):
+                    object.__setattr__(target, slot, getattr(value, slot))
+        if hasattr(target, "__dict__"):
+            target.__dict__.clear()
+            target.__dict__.update(value.__dict__)
 
 
 def _call_text(kind, args):

@@ -24,6 +24,7 @@ import fcntl
 import io
 import json
 import os
+import pickle
 import resource
 import secrets
 import shutil
@@ -485,6 +486,7 @@ class Server:
     def serve(self):
         while True:
             try:
+                self.endpoint.forget_arrays()  # the judge forgets them after each call, too
                 message = self.endpoint.recv()
                 self.serve_one(message)
             except self.wire.PeerClosed:
@@ -496,8 +498,9 @@ class Server:
         kind, args, context = message
         stdout, stderr = io.StringIO(), io.StringIO()
         extras = {}
-        arrays = self.endpoint.received_arrays
-        before = [a.copy() for a in arrays]
+        arrays = dict(self.endpoint.received_arrays)
+        before = {key: array.copy() for key, array in arrays.items()}
+        arguments = _mutable_arguments(kind, args)
         counter, counting = None, contextlib.nullcontext()
         if context and context.get("count_vjps"):
             from minigrad.autograd import count_vjps
@@ -517,7 +520,8 @@ class Server:
             extras["vjps"] = (counter.vjps, counter.discarded)
         extras.update(stdout=stdout.getvalue()[: self.MAX_TEXT], stderr=stderr.getvalue()[: self.MAX_TEXT],
                       recursionlimit=sys.getrecursionlimit(), observed=self._observed(),
-                      arrays={i: a for i, (a, b) in enumerate(zip(arrays, before)) if _written(a, b)})
+                      arrays={key: a for key, a in arrays.items() if _written(a, before[key])},
+                      args={where: obj for where, (obj, state) in arguments.items() if _fingerprint(obj) != state})
         try:
             self.endpoint.send(reply + (extras,))
         except (self.wire.NotPlainData, TypeError, ValueError, RecursionError) as error:
@@ -635,6 +639,35 @@ for _name_ in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul_
                "__len__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__",
                "__float__", "__int__", "__index__"):
     setattr(JudgeObject, _name_, _judge_operator(_name_))
+
+
+def _mutable_arguments(kind, args):
+    """{position or keyword: (argument, fingerprint)} of a call's list, dict, set and value-class
+    arguments, to tell the judge which ones the student's code changed."""
+    if kind not in ("call", "callname"):
+        return {}
+    from course import wire
+
+    _, positional, keywords = args
+    found = {}
+    for where, obj in [*enumerate(positional), *keywords.items()]:
+        if type(obj) in (list, dict, set) or wire.is_value_class(type(obj), wire.value_classes()):
+            found[where] = (obj, _fingerprint(obj))
+    return found
+
+
+def _fingerprint(obj):
+    """The structure of `obj`, with tensors and the judge's objects by identity."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    from minigrad.tensor import Tensor
+
+    pickler.persistent_id = lambda item: ("id", id(item)) if isinstance(item, (JudgeObject, Tensor)) else None
+    try:
+        pickler.dump(obj)
+    except Exception:  # noqa: BLE001 - something that does not pickle is not watched
+        return None
+    return buffer.getvalue()
 
 
 def _written(array, before):

@@ -303,10 +303,13 @@ class Endpoint:
         self.snapshots = {}  # key -> snapshot(), for tensors: their state when the other side last saw it
         self.next_key = parity if first_key is None else first_key
         self.to_release = []  # keys the other side may forget (sent with the next message)
-        # Numpy arrays among a request's arguments travel apart (judge to sandbox only), so that the
-        # sandbox can say which ones the student's code wrote into, and the judge copy that back.
-        self.sent_arrays = []
-        self.received_arrays = []
+        # The judge's numpy arrays travel apart, by key (judge to sandbox; cleared by `forget_arrays`
+        # after each call): the sandbox says which ones the student's code wrote into, and the judge
+        # copies that back; an array the student's code hands back is the judge's own object again.
+        self.sent_arrays = {}  # key -> the judge's array
+        self.array_keys = {}  # id(array) -> key (both sides)
+        self.received_arrays = {}  # key -> the sandbox's copy
+        self.announced = set()  # keys whose arrays the sandbox has already received (judge side)
         self.decoding = False  # handles must not be used (called by the unpickler) while a message is read
         self.observed = {}  # key -> ObservedInputs (sandbox side)
         self.primitives = primitives()
@@ -372,8 +375,13 @@ class Endpoint:
         release, self.to_release = self.to_release, []
         data = pickle.dumps((release, table, encoder.arrays, payload), protocol=PROTOCOL)
         encoder.commit()
-        self.sent_arrays = encoder.arrays
         return data
+
+    def forget_arrays(self):
+        self.sent_arrays.clear()
+        self.array_keys.clear()
+        self.received_arrays.clear()
+        self.announced.clear()
 
     def send(self, message, scan_own=False):
         send_bytes(self.sock, self.encode(message, scan_own))
@@ -393,12 +401,14 @@ class Endpoint:
         if self.restricted:
             value = RestrictedUnpickler(io.BytesIO(data), _NoReferences()).load()
             if not (type(value) is tuple and len(value) == 4 and type(value[0]) is list
-                    and all(type(k) is int for k in value[0]) and value[2] == [] and type(value[3]) is bytes):
+                    and all(type(k) is int for k in value[0]) and value[2] == {} and type(value[3]) is bytes):
                 raise WireError("malformed message")
             release, table, _, payload = value
             check_plain_tree(table, self.value_types)
         else:
-            release, table, self.received_arrays, payload = pickle.loads(data)
+            release, table, arrays, payload = pickle.loads(data)
+            self.received_arrays.update(arrays)
+            self.array_keys.update((id(array), key) for key, array in arrays.items())
         self.forget(release)
         placeholders = self._apply_table(table)
         self._placeholders_now = placeholders
@@ -427,9 +437,10 @@ class Endpoint:
             raise WireError("malformed reference")
         key = pid[1]
         if pid[0] == "A":
-            if self.restricted:
-                raise WireError("the sandbox may not refer to the judge's arrays")
-            return self.received_arrays[key]
+            arrays = self.sent_arrays if self.restricted else self.received_arrays
+            if key not in arrays:
+                raise WireError(f"unknown array key {key}")
+            return arrays[key]
         if pid[0] == "T":
             obj = self._placeholders_now.get(key)
             obj = self.objects.get(key) if obj is None else obj
@@ -448,7 +459,7 @@ class Endpoint:
     def _apply_table(self, table):
         """Create or update the tensors a message describes; {key: tensor}."""
         columns = _check_table(table) if self.restricted else table
-        keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads = columns
+        keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads, data_keys = columns
         tensors = {}
         for key, code in zip(keys, classes):
             obj = self.objects.get(key)
@@ -470,7 +481,7 @@ class Endpoint:
 
         for i, key in enumerate(keys):
             t = tensors[key]
-            t.data = data[i]
+            t.data = self._data(data[i], data_keys[i])
             t.grad = odd_grads[i] if i in odd_grads else (None if grads[i] is None else tensor(grads[i]))
             flag = flags[i]
             t.requires_grad, t._retains_grad = bool(flag & 1), bool(flag & 2)
@@ -482,6 +493,22 @@ class Endpoint:
                 t.node = self._node(t, key, ops[i], None if refs is None else tuple(map(tensor, refs)), params[i],
                                     bool(flag & 4))
         return tensors
+
+    def _data(self, data, key):
+        """A tensor's data as decoded: registered by its array key (sandbox side), or written into
+        the judge's own array when the sandbox says it is that array (judge side)."""
+        if key is None:
+            return data
+        if not self.restricted:
+            self.received_arrays[key] = data
+            self.array_keys[id(data)] = key
+            return data
+        target = self.sent_arrays.get(key)
+        if type(target) is np.ndarray and target.shape == data.shape and target.dtype == data.dtype \
+                and target.flags.writeable:
+            np.copyto(target, data)
+            return target
+        return data
 
     def _node(self, tensor, key, name, inputs, params, observe):
         op = self.primitives.get(name)
@@ -500,19 +527,21 @@ class Endpoint:
         return node
 
 
-_COLUMNS = 10
+_COLUMNS = 11
+_LISTS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 10)  # every column but odd_grads (a dict)
 
 
 def _check_table(table):
     """The sandbox's tensor table, checked column by column (types of every cell)."""
-    if type(table) is not tuple or len(table) != _COLUMNS or not all(type(c) is list for c in table[:9]):
+    if type(table) is not tuple or len(table) != _COLUMNS or not all(type(table[i]) is list for i in _LISTS):
         raise WireError("malformed tensor table")
-    keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads = table
+    keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads, data_keys = table
     n = len(keys)
-    if any(len(column) != n for column in table[:9]) or type(odd_grads) is not dict:
+    if any(len(table[i]) != n for i in _LISTS) or type(odd_grads) is not dict:
         raise WireError("malformed tensor table")
     key_or_none = (int, type(None))
     ok = (all(type(k) is int for k in keys) and all(c in ("T", "P") for c in classes)
+          and all(type(k) in key_or_none for k in data_keys)
           and all(type(d) is np.ndarray or type(d) in _NUMPY_SCALARS for d in data)
           and all(type(g) in key_or_none for g in grads) and all(type(t) in key_or_none for t in tangents)
           and all(type(f) is int for f in flags) and all(type(o) in (str, type(None)) for o in ops)
@@ -559,8 +588,7 @@ class _Encoder:
         self.staged_ids = {}  # id(object) -> key, for `staged`
         self.pending = []  # (key, tensor) to describe
         self.described = set()  # keys described
-        self.arrays = []  # numpy arrays of the payload (the judge's side), by index
-        self.array_ids = {}
+        self.arrays = {}  # key -> numpy array sent apart in this message (the judge's side)
 
     def _key(self, obj):
         key = self.endpoint.keys.get(id(obj))
@@ -602,11 +630,20 @@ class _Encoder:
 
     def persistent_id(self, obj):
         kind = type(obj)
-        if kind is np.ndarray and self.endpoint.restricted:
-            if id(obj) not in self.array_ids:
-                self.array_ids[id(obj)] = len(self.arrays)
-                self.arrays.append(obj)
-            return ("A", self.array_ids[id(obj)])
+        if kind is np.ndarray:
+            endpoint = self.endpoint
+            key = endpoint.array_keys.get(id(obj))
+            if endpoint.restricted:
+                if key is None:
+                    key = endpoint.array_keys[id(obj)] = len(endpoint.array_keys)
+                    endpoint.sent_arrays[key] = obj
+                if key not in self.arrays and key not in endpoint.announced:
+                    self.arrays[key] = obj
+                    endpoint.announced.add(key)
+                return ("A", key)
+            if key is not None and endpoint.received_arrays.get(key) is obj:
+                return ("A", key)  # the judge's own array, handed back: it stays the same object there
+            return None
         if kind in PLAIN_TYPES or kind is pickle.PickleBuffer or isinstance(obj, np.dtype):
             return None
         if isinstance(obj, Tensor):
@@ -629,7 +666,8 @@ class _Encoder:
     def table(self):
         """The described tensors as columns of plain values (tensor references are keys), following
         grads, tangents and node inputs iteratively: a deep graph never makes anything recurse."""
-        keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads = (*([] for _ in range(9)), {})
+        keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads, data_keys = (
+            *([] for _ in range(9)), {}, [])
         stack = self.pending
         self.pending = []
         while stack:
@@ -640,6 +678,7 @@ class _Encoder:
             keys.append(key)
             classes.append("T" if type(tensor) is Tensor else "P")
             data.append(tensor.data)
+            data_keys.append(self.data_key(tensor.data))
             if isinstance(grad, Tensor):
                 grads.append(self.reference_tensor(grad))
             else:
@@ -654,7 +693,22 @@ class _Encoder:
             params.append(None if node is None else node.params)
             stack.extend(self.pending)
             self.pending.clear()
-        return keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads
+        return keys, classes, data, grads, flags, tangents, ops, inputs, params, odd_grads, data_keys
+
+    def data_key(self, data):
+        """The array key of a tensor's data: the judge registers its arrays (so that one the student
+        keeps, in a traced graph say, comes back as the same object); the sandbox names the judge's
+        arrays it still holds (so that writing into one writes into the judge's)."""
+        if type(data) is not np.ndarray:
+            return None
+        endpoint = self.endpoint
+        key = endpoint.array_keys.get(id(data))
+        if endpoint.restricted:
+            if key is None:
+                key = endpoint.array_keys[id(data)] = len(endpoint.array_keys)
+                endpoint.sent_arrays[key] = data
+            return key
+        return key if key is not None and endpoint.received_arrays.get(key) is data else None
 
     def commit(self):
         endpoint = self.endpoint
