@@ -35,4 +35,64 @@ def assert_close(got, expected, what="the result", rtol=1e-6, atol=1e-8):
 def assert_equal(got, expected, what="the result"):
     """Fail with both values shown unless `got == expected` (plain Python values)."""
     if got != expected:
-        raise AssertionError(f"{what}: expected {expected!r}, got {got!r}")
+        raise AssertionError(f"{what}: expected {_short(expected)}, got {_short(got)}")
+
+
+def _short(value, limit=400):
+    """repr(value), cut to `limit` characters (a failure message stays readable, and small)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+# --------------------------------------------------------------------------- drivers
+# Where graded calls run. None: here, in this process (a student's own kernel, Validate). The
+# course's grader sets it in its judge process to a function that runs the driver in the
+# student's sandbox instead (course/judge.py); student code never runs in that process.
+_remote = None
+
+
+def drive(driver, *args, seconds=None):
+    """`driver(*args)` where the student's code lives, its result as plain data.
+
+    A *driver* is a helper a chapter's tests use to exercise the student's functions: it builds
+    its inputs from plain arguments (a case name, a seed, arrays), calls the student's code and
+    returns plain facts (numbers, strings, lists, tuples, dicts, numpy arrays; see
+    `minigrad.plain`). The test then checks those facts against values it computes itself. Here,
+    the arguments and the result make the same trip through `minigrad.plain` that they make in
+    the grader, so a notebook gets the same verdict in both. `seconds` bounds the call: an
+    algorithm that is right but exponential runs out of it.
+    """
+    from . import plain
+
+    args = plain.roundtrip(args)
+    if _remote is not None:
+        return _remote(driver.__name__, args, seconds)
+    with _time_limit(seconds, driver.__name__):
+        result = driver(*args)
+    return plain.roundtrip(result)
+
+
+class _time_limit:
+    """Raise TimeoutError in the main thread after `seconds` (no limit elsewhere, or for None)."""
+
+    def __init__(self, seconds, what):
+        self.seconds, self.what = seconds, what
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.active = bool(self.seconds) and threading.current_thread() is threading.main_thread()
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def _expire(self, signum, frame):
+        raise TimeoutError(f"{self.what} took longer than {self.seconds:g} s")
+
+    def __exit__(self, *exc):
+        if self.active:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
