@@ -14,7 +14,7 @@ Heavy dependencies (graphviz, numba, matplotlib) load only when the feature that
 from .autograd import backward, gradients, unbroadcast
 from .creation import arange, ones, ones_like, randn, tensor, zeros, zeros_like
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
-from .functional import concatenate, log_softmax, logsumexp, maximum, softmax, stack, where
+from .functional import concatenate, log_softmax, logsumexp, maximum, minimum, softmax, softplus, stack, where
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes

@@ -26,21 +26,46 @@ def stack(tensors, axis=0):
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
         raise ShapeError(f"stack: all tensors need the same shape, got {sorted(shapes)}")
-    axis = axis % (tensors[0].ndim + 1)
+    ndim = tensors[0].ndim + 1  # the result's
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ShapeError(
+            f"stack: axis {axis!r} is out of range for stacking tensors of shape {tensors[0].shape} "
+            f"(the result has {ndim} dimensions: axis must be in [{-ndim}, {ndim - 1}])"
+        )
+    axis = int(axis) % ndim
     return concatenate([t.expand_dims(axis) for t in tensors], axis=axis)
 
 
 def where(condition, x, y):
-    """Elementwise `x if condition else y`; the condition is a constant (no gradient)."""
-    condition = condition.data if isinstance(condition, Tensor) else condition
+    """Elementwise `x if condition else y`; the condition is a constant (no gradient).
+
+    A condition computed from a tensor that `minigrad.jit.compile` is tracing (`where(x > 0, ...)`)
+    is an input of the `select` primitive instead, so the compiled program recomputes the mask.
+    """
     x = x if isinstance(x, Tensor) else Tensor(x)
     y = y if isinstance(y, Tensor) else Tensor(y, dtype=x.dtype)
+    if isinstance(condition, Tensor) and condition.requires_grad:  # a traced mask (see Tensor._compare)
+        return ops.select(condition, x, y)
+    condition = condition.data if isinstance(condition, Tensor) else condition
     return ops.where(x, y, condition=np.asarray(condition, dtype=bool))  # lists and numpy bools too
 
 
+def _operands(x, y):
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = Tensor(x)
+    x = x if isinstance(x, Tensor) else y._lift(x)
+    y = y if isinstance(y, Tensor) else x._lift(y)
+    return x, y
+
+
 def maximum(x, y):
-    """Elementwise maximum; the gradient goes to the larger operand."""
-    return where(x.data >= (y.data if isinstance(y, Tensor) else y), x, y)
+    """Elementwise maximum (broadcasting); the gradient goes to the larger operand, half each at ties."""
+    return ops.maximum(*_operands(x, y))
+
+
+def minimum(x, y):
+    """Elementwise minimum (broadcasting); the gradient goes to the smaller operand, half each at ties."""
+    return ops.minimum(*_operands(x, y))
 
 
 def logsumexp(x, axis=-1, keepdims=False):
@@ -60,3 +85,8 @@ def log_softmax(x, axis=-1):
 
 def softmax(x, axis=-1):
     return log_softmax(x, axis=axis).exp()
+
+
+def softplus(x):
+    """log(1 + e^x), without overflow; its derivative is sigmoid(x)."""
+    return ops.softplus(x if isinstance(x, Tensor) else Tensor(x))

@@ -108,11 +108,23 @@ div = Primitive(
 
 # --------------------------------------------------------------------------- elementwise unary
 neg = Primitive("neg", forward=operator.neg, vjp=lambda g, out, x: (-g,), jvp=lambda t, out, x: -t[0])
+def _zeros(like):
+    return constant(np.zeros(np.shape(like.data), dtype=like.dtype))
+
+
+def _power_factor(x, exponent):
+    """d(x^c)/dx = c·x^(c−1); exactly 0 for c = 0, where the formula would give 0·∞ = NaN at x = 0
+    (the gradient of x**0, the third derivative of x**2)."""
+    return exponent * power(x, exponent=exponent - 1)
+
+
 power = Primitive(
-    "power",
+    "power",  # x ** c for a constant Python number c; a tensor exponent or base is `pow` below
     forward=lambda x, exponent: np.power(x, exponent),
-    vjp=lambda g, out, x, exponent: (g * (exponent * power(x, exponent=exponent - 1)),),
-    jvp=lambda t, out, x, exponent: t[0] * (exponent * power(x, exponent=exponent - 1)),
+    # x ** 0 is constant: its adjoint is g * 0 (still computed from g, so that a backward pass recorded
+    # with create_graph=True stays connected to it), never g * 0 * x^-1.
+    vjp=lambda g, out, x, exponent: (g * _power_factor(x, exponent) if exponent != 0 else g * 0.0,),
+    jvp=lambda t, out, x, exponent: t[0] * _power_factor(x, exponent) if exponent != 0 else t[0] * 0.0,
 )
 exp = Primitive("exp", forward=np.exp, vjp=lambda g, out, x: (g * out,), jvp=lambda t, out, x: t[0] * out)
 log = Primitive("log", forward=np.log, vjp=lambda g, out, x: (g / x,), jvp=lambda t, out, x: t[0] / x)
@@ -124,11 +136,26 @@ tanh = Primitive(
     vjp=lambda g, out, x: (g * (1.0 - out * out),),
     jvp=lambda t, out, x: t[0] * (1.0 - out * out),
 )
+def _sigmoid_forward(x):
+    """1 / (1 + e^−x) for x ≥ 0 and e^x / (1 + e^x) for x < 0: e^−|x| never overflows, and the left
+    tail keeps its relative precision down to the smallest normal number (the tanh form
+    (tanh(x/2) + 1) / 2 cancels to 0 from x ≈ −17 in float32, −38 in float64)."""
+    with np.errstate(under="ignore"):  # e^−|x| below the smallest float is 0, as it should be
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
 sigmoid = Primitive(
     "sigmoid",
-    forward=lambda x: 0.5 * (np.tanh(0.5 * x) + 1.0),  # stable for large |x|, no overflow warnings
+    forward=_sigmoid_forward,
     vjp=lambda g, out, x: (g * (out * (1.0 - out)),),
     jvp=lambda t, out, x: t[0] * (out * (1.0 - out)),
+)
+softplus = Primitive(
+    "softplus",  # log(1 + e^x) without overflow; its derivative is sigmoid(x), 1/2 at x = 0
+    forward=lambda x: np.logaddexp(np.zeros((), dtype=np.result_type(x, np.float16)), x),
+    vjp=lambda g, out, x: (g * sigmoid(x),),
+    jvp=lambda t, out, x: t[0] * sigmoid(x),
 )
 
 
@@ -199,6 +226,103 @@ where = Primitive(
     vjp=lambda g, out, x, y, condition: (g * _mask(g, condition), g * _mask(g, ~condition)),
     jvp=lambda t, out, x, y, condition: where(t[0], t[1], condition=condition),
 )
+
+
+# Comparisons are derivative-free factors too. Eager code gets a constant mask from `Tensor.__gt__`
+# & co.; while `minigrad.jit.compile` traces, a comparison of a traced tensor is one of these nodes,
+# so the mask is recomputed from each call's inputs instead of being frozen at trace time.
+greater = _factor("greater", np.greater)
+greater_equal = _factor("greater_equal", np.greater_equal)
+less = _factor("less", np.less)
+less_equal = _factor("less_equal", np.less_equal)
+equal = _factor("equal", np.equal)
+not_equal = _factor("not_equal", np.not_equal)
+stop_gradient = _factor("stop_gradient", lambda x: x)  # what .detach() records while jit.compile traces
+
+
+def _select_vjp(g, out, condition, x, y):
+    zero = constant(np.zeros((), dtype=g.dtype))
+    return (
+        None,
+        select(condition, g, zero) if x.requires_grad else None,
+        select(condition, zero, g) if y.requires_grad else None,
+    )
+
+
+select = Primitive(
+    "select",  # where(condition, x, y) with the condition an input of the graph (a traced mask)
+    forward=lambda condition, x, y: np.where(condition, x, y),
+    vjp=_select_vjp,
+    jvp=lambda t, out, condition, x, y: select(condition, t[1], t[2]),
+)
+
+
+def _maximum_weight_forward(x, y):
+    """1 where x wins, 1/2 at ties (the gradient is shared, as in PyTorch), 0 where y wins."""
+    dtype = np.result_type(x, y)
+    return ((x > y).astype(dtype) + (x == y).astype(dtype) * dtype.type(0.5)).astype(dtype)
+
+
+maximum_weight = _factor("maximum_weight", _maximum_weight_forward)
+maximum = Primitive(
+    "maximum",
+    forward=np.maximum,
+    vjp=lambda g, out, x, y: (g * maximum_weight(x, y), g * maximum_weight(y, x)),
+    jvp=lambda t, out, x, y: t[0] * maximum_weight(x, y) + t[1] * maximum_weight(y, x),
+)
+minimum = Primitive(
+    "minimum",
+    forward=np.minimum,
+    vjp=lambda g, out, x, y: (g * maximum_weight(y, x), g * maximum_weight(x, y)),
+    jvp=lambda t, out, x, y: t[0] * maximum_weight(y, x) + t[1] * maximum_weight(x, y),
+)
+
+
+# x ** y with a tensor exponent (or a scalar base c ** x): numpy's power, so a negative base with an
+# integer exponent is exact ((-2) ** 3 = -8) where exp(y log x) would give NaN.
+pow_zero_base = _factor("pow_zero_base", lambda x, y: (x == 0) & (y >= 0))
+
+
+def _scalar(value, like):
+    return constant(np.asarray(value, dtype=np.result_type(like.dtype, np.float16)))
+
+
+def _pow_base_factor(x, y):
+    """∂(x^y)/∂x = y·x^(y−1), 0 where y = 0 (there x^(y−1) is replaced by x^1: finite, and so are
+    its own derivatives, where the plain formula gives 0·∞ = NaN at x = 0)."""
+    return y * pow(x, select(equal(y, _scalar(0, y)), _scalar(1, y), y - 1.0))
+
+
+def _pow_exponent_factor(out, x, y):
+    """∂(x^y)/∂y = x^y·log x; 0 where x = 0 and y ≥ 0 (PyTorch's convention), NaN for x < 0."""
+    zero_base = pow_zero_base(x, y)
+    safe_x = select(zero_base, _scalar(1, x), x)  # log(1) = 0 in the unused branch: no 0·∞ below
+    return select(zero_base, _scalar(0, out), out * log(safe_x))
+
+
+def _pow_vjp(g, out, x, y):
+    return (
+        g * _pow_base_factor(x, y) if x.requires_grad else None,
+        g * _pow_exponent_factor(out, x, y) if y.requires_grad else None,
+    )
+
+
+def _is_zero(tangent):
+    """A constant tangent of zeros: what forward mode substitutes for an input without a tangent."""
+    return tangent.node is None and not tangent.requires_grad and not np.any(tangent.data)
+
+
+def _pow_jvp(t, out, x, y):
+    # A term whose tangent is a constant zero is skipped rather than multiplied: its factor may be
+    # NaN (log of a negative base), and 0·NaN would poison a derivative that does not involve it.
+    terms = [t[0] * _pow_base_factor(x, y)] if not _is_zero(t[0]) else []
+    terms += [t[1] * _pow_exponent_factor(out, x, y)] if not _is_zero(t[1]) else []
+    if not terms:
+        return _zeros(out)
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
+pow = Primitive("pow", forward=np.power, vjp=_pow_vjp, jvp=_pow_jvp)  # noqa: A001 (the op's IR name)
 
 # --------------------------------------------------------------------------- linear algebra
 def _matmul_vjp(g, out, x, y):

@@ -39,14 +39,66 @@ def _as_array(data, dtype=None):
     """Float64 unless the data already has a float dtype (or `dtype` says otherwise)."""
     if isinstance(data, Tensor):
         data = data.data
+    if isinstance(data, np.ndarray) and data.dtype.kind in "fiub":
+        array = data  # the common case, checked for nothing more
+    else:
+        array = _checked_array(data)
     if dtype is not None:
-        return np.asarray(data, dtype=dtype)
-    array = np.asarray(data)
+        return np.asarray(array, dtype=dtype)
     if array.dtype.kind == "f":
         return array
     if isinstance(data, (np.ndarray, np.generic)) and array.dtype.kind in "iub":
         return array  # integer and boolean arrays stay as they are (labels, masks)
     return array.astype(np.float64)
+
+
+def _checked_array(data):
+    """`np.asarray(data)`, refusing what would silently become wrong numbers (None -> NaN, a
+    complex number's lost imaginary part) or a raw numpy error (ragged lists, strings)."""
+    try:
+        array = np.asarray(data)
+    except ValueError:  # numpy >= 1.24: an inhomogeneous nested sequence
+        raise ShapeError(f"Tensor: the data is a ragged nested sequence, not a rectangular array: {_ragged(data)}") from None
+    kind = array.dtype.kind
+    if kind in "fiub":
+        return array
+    if kind == "c":
+        raise DtypeError(
+            f"Tensor: complex data (dtype {array.dtype}, shape {array.shape}) is not supported; minigrad "
+            f"tensors are real. Pass the real part (data.real) and the imaginary part (data.imag) separately"
+        )
+    if kind in "US":
+        raise DtypeError(f"Tensor: strings are not numbers: got {_preview(data)} (dtype {array.dtype}, shape {array.shape})")
+    if kind == "O":
+        if data is None:
+            raise DtypeError("Tensor: the data is None; pass numbers, a (nested) list of numbers or a numpy array")
+        raise DtypeError(
+            f"Tensor: cannot make a numeric array of {_preview(data)} (numpy gives dtype object, shape "
+            f"{array.shape}); the data must be numbers, nested lists of numbers of equal lengths, or an array"
+        )
+    raise DtypeError(f"Tensor: data of dtype {array.dtype} (shape {array.shape}) is not numeric")
+
+
+def _preview(data, width=60):
+    text = repr(data)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ragged(data, path=()):
+    """Where a nested sequence stops being rectangular, in words."""
+    if not isinstance(data, (list, tuple)):
+        return "(no rectangular shape)"
+    lengths = [len(d) if isinstance(d, (list, tuple, np.ndarray)) else None for d in data]
+    where = "".join(f"[{i}]" for i in path) or "the data"
+    if len(set(lengths)) > 1:
+        shown = ", ".join(f"element {i} {'has length ' + str(n) if n is not None else 'is a scalar'}" for i, n in enumerate(lengths[:4]))
+        return f"in {where}, {shown}{', ...' if len(lengths) > 4 else ''}"
+    for i, d in enumerate(data):
+        if isinstance(d, (list, tuple)):
+            found = _ragged(d, path + (i,))
+            if not found.startswith("("):
+                return found
+    return "(no rectangular shape)"
 
 
 class Tensor:
@@ -222,10 +274,10 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, (int, float, np.integer, np.floating)):  # x ** np.int64(2) works for x < 0
             return _ops.power(self, exponent=float(exponent))
-        return _ops.exp(self._lift(exponent) * _ops.log(self))
+        return _ops.pow(self, self._lift(exponent))  # a tensor exponent: the binary power primitive
 
     def __rpow__(self, base):
-        return _ops.exp(self * _ops.log(self._lift(base)))
+        return _ops.pow(self._lift(base), self)
 
     def __matmul__(self, other):
         return _ops.matmul_any(self, self._lift(other))

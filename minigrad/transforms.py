@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 
 from .autograd import gradients
-from .errors import ShapeError
+from .errors import GraphError, ShapeError
 from .grad_mode import enable_grad, state
 from .numerical import central_difference
 from .tensor import Tensor
@@ -30,20 +30,53 @@ def _differentiable(x):
 
 
 def _argnums(argnums):
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    return (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
+
+
+def _check_argnums(argnums, args, name):
+    if not isinstance(argnums, (int, np.integer)) and not (
+        isinstance(argnums, (tuple, list)) and argnums and all(isinstance(i, (int, np.integer)) for i in argnums)
+    ):
+        raise TypeError(f"{name}: argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
+    bad = [i for i in _argnums(argnums) if not -len(args) <= i < len(args)]
+    if bad:
+        raise IndexError(
+            f"{name}: argnums {argnums!r} asks for argument {bad[0]}, but the function was called with "
+            f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
+        )
+
+
+def _check_scalar_output(out, name):
+    if not isinstance(out, Tensor):
+        hint = " (a .item(), float() or numpy call inside f cuts the graph)" if isinstance(out, (float, int, np.number, np.ndarray)) else ""
+        raise GraphError(f"{name}: f must return a scalar Tensor, got {type(out).__name__}{hint}")
+    if out.size != 1:
+        raise GraphError(
+            f"{name}: f must return a scalar (one element) to have a gradient, got shape {out.shape}; "
+            f"reduce it (.sum(), .mean()) or use minigrad.vjp / minigrad.jacobian"
+        )
 
 
 def value_and_grad(f, argnums=0):
-    """A function returning `(f(*args), df/d args[argnums])` for scalar-valued `f`."""
+    """A function returning `(f(*args), df/d args[argnums])` for scalar-valued `f`.
+
+    A function whose result does not depend on the differentiated arguments has a zero gradient.
+    """
 
     def value_and_grad_f(*args):
+        _check_argnums(argnums, args, "grad")
         args = list(args)
         nested = any(isinstance(args[i], Tensor) and args[i].requires_grad for i in _argnums(argnums))
         for i in _argnums(argnums):
             args[i] = _differentiable(args[i])
         with enable_grad():
             out = f(*args)
-        grads = gradients(out, [args[i] for i in _argnums(argnums)], create_graph=nested)
+        _check_scalar_output(out, "grad")
+        wanted = [args[i] for i in _argnums(argnums)]
+        if not out.requires_grad:  # f does not depend on its inputs: its gradient is zero (as in JAX)
+            grads = tuple(Tensor._result(np.zeros_like(x.data), None) for x in wanted)
+        else:
+            grads = gradients(out, wanted, create_graph=nested)
         return out, (grads[0] if isinstance(argnums, int) else grads)
 
     return value_and_grad_f
@@ -170,6 +203,13 @@ class GradcheckReport:
     def __str__(self):
         verdict = "passed" if self.ok else "FAILED"
         tolerance = self.atol + self.rtol * abs(self.numeric)
+        if not (np.isfinite(self.analytic) and np.isfinite(self.numeric)):
+            return (
+                f"gradcheck {verdict}: worst element is input {self.input_index}, element {self.element}: "
+                f"analytic {self.analytic:.8g}, numeric {self.numeric:.8g}: a NaN or infinite gradient "
+                f"{'matches only the same infinity' if self.ok else 'never passes'} (is f defined and "
+                f"differentiable around this point?)"
+            )
         return (
             f"gradcheck {verdict}: worst element is input {self.input_index}, element {self.element}: "
             f"analytic {self.analytic:.8g}, numeric {self.numeric:.8g}, relative error {self.relative_error:.2e}, "
@@ -203,7 +243,11 @@ def gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
     numeric = [central_difference(scalar_of_input(i), x, eps) for i, x in enumerate(xs)]
     worst, worst_ratio = None, -1.0
     for i, (a, n) in enumerate(zip(analytic, numeric)):
-        ratio = np.abs(a - n) / (atol + rtol * np.abs(n))
+        with np.errstate(invalid="ignore"):  # inf - inf
+            ratio = np.abs(a - n) / (atol + rtol * np.abs(n))
+        # A NaN or infinite gradient on either side never passes (inf only matches the same inf):
+        # NaN would otherwise compare False with everything and the element would look fine.
+        ratio = np.where(np.isfinite(a) & np.isfinite(n), ratio, np.where(a == n, 0.0, np.inf))
         if ratio.size and ratio.max() > worst_ratio:
             worst, worst_ratio = (i, np.unravel_index(np.argmax(ratio), ratio.shape)), float(ratio.max())
     if worst is None:  # no input has any element: nothing to disagree about
@@ -211,8 +255,10 @@ def gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
     i, element = worst
     a, n = float(analytic[i][element]), float(numeric[i][element])
     scale = max(abs(a), abs(n))
+    difference = abs(a - n) if a != n else 0.0  # equal infinities agree; NaN stays NaN
     report = GradcheckReport(
-        worst_ratio <= 1.0, abs(a - n) / scale if scale else 0.0, abs(a - n), i, tuple(int(k) for k in element), a, n, atol, rtol
+        worst_ratio <= 1.0, difference / scale if scale and np.isfinite(scale) else (0.0 if a == n else float("nan")),
+        difference, i, tuple(int(k) for k in element), a, n, atol, rtol,
     )
     if not report.ok and raise_exception:
         raise GradcheckError(str(report))

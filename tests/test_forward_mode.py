@@ -99,6 +99,30 @@ CASES = {
         lambda x: (x == x.amax(dim=0, keepdim=True)).to(x.dtype),
         [_normal(3, 4)],
     ),
+    # the binary power (tensor exponent, scalar base), softplus, maximum/minimum and where with a
+    # mask computed in the graph (what jit.compile traces `where(x > 0, ...)` into)
+    "pow": (lambda x, y: x**y, torch.pow, [_positive(3, 4), _normal(4)]),
+    "pow_negative_base": (lambda x: x ** mg.tensor([2.0, 3.0, -1.0, 4.0]), lambda x: x ** torch.tensor([2.0, 3.0, -1.0, 4.0], dtype=x.dtype), [-_positive(3, 4)]),
+    "rpow": (lambda x: 2.0**x, lambda x: 2.0**x, [_normal(3, 4)]),
+    "softplus": (ops.softplus, torch.nn.functional.softplus, [_normal(3, 4) * 5]),
+    "maximum": (mg.maximum, torch.maximum, [_normal(3, 4), _normal(4)]),
+    "minimum": (mg.minimum, torch.minimum, [_normal(3, 4), _normal(4)]),
+    "select": (lambda x, y: ops.select(ops.greater(x, y), x, y), lambda x, y: torch.where(x > y, x, y), [_normal(3, 4), _normal(3, 4)]),
+    "stop_gradient": (lambda x: ops.stop_gradient(x) * x, lambda x: x.detach() * x, [_normal(3, 4)]),
+    "maximum_weight": (ops.maximum_weight, lambda x, y: (x > y).to(x.dtype) + 0.5 * (x == y).to(x.dtype), [_normal(3, 4), _normal(3, 4)]),
+    "pow_zero_base": (
+        lambda x, y: ops.pow_zero_base(x, y).astype(np.float64),
+        lambda x, y: ((x == 0) & (y >= 0)).to(x.dtype),
+        [np.array([0.0, 0.0, 1.0, -1.0]), np.array([1.0, -1.0, 0.0, 2.0])],
+    ),
+    **{
+        name: (
+            lambda x, y, op=getattr(ops, name): op(x, y).astype(np.float64),
+            lambda x, y, name=name: getattr(torch, {"equal": "eq"}.get(name, name))(x, y).to(x.dtype),
+            [np.array([0.0, 1.0, 2.0, -1.0]), np.array([0.0, 2.0, 1.0, -1.0])],
+        )
+        for name in ["greater", "greater_equal", "less", "less_equal", "equal", "not_equal"]
+    },
 }
 TOLERANCE = {"astype": dict(rtol=1e-6, atol=1e-6)}  # the float32 output rounds the tangent too
 EXACT = dict(rtol=1e-10, atol=1e-12)

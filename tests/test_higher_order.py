@@ -100,6 +100,35 @@ PRIMITIVES = {
         lambda x, t: torch.nn.functional.binary_cross_entropy_with_logits(x, t),
         [_away_from_zero(6), RNG.uniform(0, 1, 6)],
     ),
+    "bce_with_logits_at_zero": (  # the logit 0 exactly: sigmoid(0) = 1/2, not a subgradient of 0
+        lambda x, t: mg.nn.binary_cross_entropy_with_logits(x, t),
+        lambda x, t: torch.nn.functional.binary_cross_entropy_with_logits(x, t),
+        [np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.5])],
+    ),
+    "pow": (lambda x, y: x**y, torch.pow, [RNG.uniform(0.5, 2.0, (2, 3)), RNG.standard_normal(3)]),
+    "pow_negative_base": (
+        lambda x: x ** mg.tensor([2.0, 3.0, -2.0]),
+        lambda x: x ** torch.tensor([2.0, 3.0, -2.0], dtype=x.dtype),
+        [-RNG.uniform(0.5, 2.0, (2, 3))],
+    ),
+    "rpow": (lambda x: 3.0**x, lambda x: 3.0**x, [RNG.standard_normal((2, 3))]),
+    "softplus": (ops.softplus, torch.nn.functional.softplus, [RNG.standard_normal(5) * 5]),
+    "maximum": (mg.maximum, torch.maximum, [RNG.standard_normal((2, 3)), RNG.standard_normal(3)]),
+    "minimum": (mg.minimum, torch.minimum, [RNG.standard_normal((2, 3)), RNG.standard_normal(3)]),
+    "select": (
+        lambda x, y: ops.select(ops.less(x, y), x * y, y.sin()),
+        lambda x, y: torch.where(x < y, x * y, y.sin()),
+        [RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))],
+    ),
+    "stop_gradient": (lambda x: ops.stop_gradient(x) * x * x, lambda x: x.detach() * x * x, [RNG.standard_normal(4)]),
+    **{
+        name: (
+            lambda x, y, op=getattr(ops, name): op(x, y).astype(np.float64) * x * y,
+            lambda x, y, name=name: getattr(torch, {"equal": "eq"}.get(name, name))(x, y).to(x.dtype) * x * y,
+            [np.array([0.0, 1.0, 2.0, -1.0]), np.array([0.0, 2.0, 1.0, -1.0])],
+        )
+        for name in ["greater", "greater_equal", "less", "less_equal", "equal", "not_equal"]
+    },
 }
 
 

@@ -3,6 +3,6 @@
 from . import utils
 from .layers import MLP, Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss
-from .module import Module, Parameter
+from .module import LoadResult, Module, Parameter, StateDictError
 from .recurrent import RNN, RNNCell
 from .residual import ResidualBlock

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import ops
 from ..errors import DtypeError, ShapeError
 from ..functional import log_softmax
 from ..tensor import Tensor
@@ -41,9 +42,12 @@ def cross_entropy(logits, labels):
 
 
 def binary_cross_entropy_with_logits(logits, targets):
-    """Mean binary cross-entropy of targets in [0, 1] given logits: log(1 + e^z) - t z, stably."""
+    """Mean binary cross-entropy of targets in [0, 1] given logits: log(1 + e^z) - t z, stably.
+
+    log(1 + e^z) is the `softplus` primitive, whose derivative is sigmoid(z) everywhere, 1/2 at
+    z = 0 (relu(z) + log(1 + e^−|z|) has the same value, but its pieces' subgradients at 0 add up to 0).
+    """
     targets = targets if isinstance(targets, Tensor) else Tensor(targets, dtype=logits.dtype)
     if logits.shape != targets.shape:
         raise ShapeError(f"binary_cross_entropy_with_logits: logits {logits.shape} and targets {targets.shape} differ")
-    softplus = logits.relu() + (-logits.abs()).exp().__add__(1.0).log()
-    return (softplus - targets * logits).mean()
+    return (ops.softplus(logits) - targets * logits).mean()

@@ -1,8 +1,10 @@
 """`Module` and `Parameter`: the bookkeeping that lets a model list, freeze and reset its weights."""
 
+import collections
+
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import MinigradError, ShapeError
 from ..tensor import Tensor
 
 
@@ -93,8 +95,49 @@ class Module:
     def state_dict(self):
         return {name: p.data.copy() for name, p in self.named_parameters()}
 
-    def load_state_dict(self, state):
-        for name, p in self.named_parameters():
-            if state[name].shape != p.shape:
-                raise ShapeError(f"load_state_dict: {name} has shape {p.shape}, the state has {state[name].shape}")
-            p.data = np.array(state[name], dtype=p.dtype)
+    def load_state_dict(self, state, strict=True):
+        """Copy the arrays of `state` (name -> array, as `state_dict()` makes) into the parameters.
+
+        With `strict=True` (the default, as in PyTorch) the names must match exactly: a missing or
+        an unexpected name raises `StateDictError` naming them all, and nothing is loaded. With
+        `strict=False` the parameters present in `state` are loaded and the others left alone.
+        Returns `(missing_keys, unexpected_keys)`. Shapes must match either way.
+        """
+        if not hasattr(state, "keys") or not hasattr(state, "__getitem__"):
+            raise TypeError(f"load_state_dict: expected a dict of name -> array (from state_dict()), got {type(state).__name__}")
+        params = dict(self.named_parameters())
+        missing = [name for name in params if name not in state]
+        unexpected = [name for name in state if name not in params]
+        if strict and (missing or unexpected):
+            problems = []
+            if missing:
+                problems.append(f"missing key(s) {', '.join(map(repr, missing))}")
+            if unexpected:
+                problems.append(f"unexpected key(s) {', '.join(map(repr, unexpected))}")
+            raise StateDictError(
+                f"load_state_dict: the state does not match {type(self).__name__}: {'; '.join(problems)}. "
+                f"The model's parameters are {', '.join(map(repr, params)) or 'none'}; pass strict=False to "
+                f"load only the names both have"
+            )
+        arrays = {}
+        for name, p in params.items():
+            if name in state:
+                value = state[name]
+                value = value.data if isinstance(value, Tensor) else np.asarray(value)
+                if value.shape != p.shape:
+                    raise ShapeError(f"load_state_dict: {name} has shape {p.shape}, the state has {value.shape}")
+                arrays[name] = value
+        for name, value in arrays.items():  # only once every entry has been checked
+            params[name].data = np.array(value, dtype=params[name].dtype)
+        return LoadResult(missing, unexpected)
+
+
+class LoadResult(collections.namedtuple("LoadResult", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` found: parameter names the state lacked, and names it had in excess."""
+
+
+class StateDictError(MinigradError, KeyError):
+    """A state dict whose names do not match the model's parameters."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""

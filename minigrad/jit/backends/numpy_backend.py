@@ -19,10 +19,14 @@ from ..memory_plan import ALIGNMENT, plan_memory
 from . import Backend
 
 def _sigmoid_into(x, out):
-    np.multiply(x, 0.5, out=out)  # the same stable form as the primitive: (tanh(x/2) + 1) / 2
-    np.tanh(out, out=out)
-    np.add(out, 1.0, out=out)
-    np.multiply(out, 0.5, out=out)
+    """The primitive's stable form: e^−|x| / (1 + e^−|x|) for x < 0, 1 / (1 + e^−|x|) otherwise."""
+    np.abs(x, out=out)
+    np.negative(out, out=out)
+    with np.errstate(under="ignore"):
+        np.exp(out, out=out)  # e = e^−|x| in (0, 1]
+    denominator = out + 1.0
+    np.copyto(out, 1.0, where=x >= 0)  # numerator: 1 where x >= 0, e elsewhere (out never aliases x)
+    np.divide(out, denominator, out=out)
 
 
 def _where_into(x, y, out, condition):
