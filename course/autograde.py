@@ -15,10 +15,9 @@ timeouts, a dead kernel, cells the student deleted (restored and graded), missin
 
 import concurrent.futures
 import datetime
-import hashlib
-import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import warnings
@@ -55,7 +54,6 @@ class Settings:
     cell_timeout: int = 60
     notebook_timeout: int = 600
     memory_mb: int = 1024
-    judge: bool = True  # False: nbgrader's own Execute (tests in the student's kernel), see `calibrate`
 
     @property
     def gradebook(self):
@@ -98,15 +96,49 @@ def find_submissions(source, chapter, extract_to):
         with zipfile.ZipFile(source) as archive:
             if sum(info.file_size for info in archive.infolist()) > MAX_ZIP_BYTES:
                 raise PipelineError(f"{source}: more than {MAX_ZIP_BYTES >> 30} GiB uncompressed")
-            archive.extractall(extract_to)  # zipfile drops absolute paths and '..' components
+            unsafe = [info.filename for info in archive.infolist() if _unsafe_member(info)]
+            if unsafe:
+                raise PipelineError(f"{source}: refusing a zip with absolute paths, '..' or links in it: "
+                                    f"{', '.join(unsafe[:10])}")
+            archive.extractall(extract_to)
         source = _submitted_root(Path(extract_to), chapter)
     if not source.is_dir():
         raise PipelineError(f"{source}: expected a folder of <student>/{chapter}/ submissions or a zip of one")
     submissions = {}
     for student in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         if (student / chapter).is_dir():
-            submissions[student.name] = student / chapter
+            submissions[student.name] = student / chapter  # a link among them is refused when copied
     return submissions
+
+
+def _unsafe_member(info):
+    parts = info.filename.replace("\\", "/").split("/")
+    link = stat.S_ISLNK(info.external_attr >> 16)
+    return info.filename.startswith(("/", "\\")) or ".." in parts or ":" in parts[0] or link
+
+
+def copy_submission(folder, target):
+    """Copy a submission's folder as data: regular files and folders only, links never followed
+    (a notebook linked to the solution, or to any file, is not read). Returns attention lines."""
+    folder, target = Path(folder), Path(target)
+    if folder.is_symlink() or folder.parent.is_symlink():
+        return ["the submission's folder is a link: refused, scored zero"]
+    links = []
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        relative = Path(here).relative_to(folder)
+        (target / relative).mkdir(parents=True, exist_ok=True)
+        for name in [*dirs, *files]:
+            path = Path(here) / name
+            if path.is_symlink():
+                links.append(str(relative / name))
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(here) / d).is_symlink()]
+        for name in files:
+            path = Path(here) / name
+            if name.startswith(".") or path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
+                continue
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as src, open(target / relative / name, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return [f"links in the submission, refused (not read): {', '.join(sorted(links)[:10])}"] if links else []
 
 
 def _submitted_root(root, chapter):
@@ -153,7 +185,7 @@ def grade_submission(template, settings, student, folder, autograded_target):
         shutil.rmtree(path, ignore_errors=True)
     result = StudentResult(student)
     try:
-        shutil.copytree(folder, submitted, symlinks=False, ignore=shutil.ignore_patterns(".*"))
+        result.attention += copy_submission(folder, submitted)
         if not (submitted / f"{chapter}.ipynb").exists():
             result.attention.append(f"no {chapter}.ipynb in the submission: scored zero")
         outcome = _nbgrader_autograde(root, settings, student)
@@ -194,7 +226,7 @@ def _nbgrader_autograde(root, settings, student):
         RestoreCells if p is OverwriteCells else p for p in defaults["sanitize_preprocessors"].default()
     ]
     config.Autograde.autograde_preprocessors = [
-        JudgedExecute if p is Execute and settings.judge else p for p in defaults["autograde_preprocessors"].default()
+        JudgedExecute if p is Execute else p for p in defaults["autograde_preprocessors"].default()
     ]
     # Kernels talk over Unix sockets in this worker's folder: parallel kernels on TCP race for ports
     # ("Address already in use"), and one worker runs one kernel at a time.
@@ -317,25 +349,32 @@ def grade_class(settings, submissions, progress=None):
     target = Path(settings.root) / "course" / "autograded"
     with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _Pool(settings.workers) as pool:
         template, background = prepare(settings, scratch)
-        settings, note = calibrate(settings, template, pool)
-        attempts = {}
-        while todo:
-            tasks = {s: (grade_submission, (template, settings, s, f, target / s / settings.chapter)) for s, f in todo.items()}
-            todo = {}
-            for student, result, error in pool.run(tasks):
-                if isinstance(error, concurrent.futures.process.BrokenProcessPool):
-                    attempts[student] = attempts.get(student, 0) + 1
-                    if attempts[student] < 2:
-                        todo[student] = submissions[student]
-                        continue
-                    result = StudentResult(student, attention=["the grading worker crashed twice on it"])
-                elif error is not None:
-                    result = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
-                if note:
-                    result.attention.append(note)
-                results[student] = result
-                if progress:
-                    progress(result)
+
+        def task(student):
+            return grade_submission, (template, settings, student, todo[student], target / student / settings.chapter)
+
+        def finish(student, result, error):
+            if error is not None:
+                result = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
+            results[student] = result
+            if progress:
+                progress(result)
+
+        suspects = []  # running when a worker crashed: which of them crashed it is not known yet
+        for student, result, error in pool.run({s: task(s) for s in todo}):
+            if isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                suspects.append(student)
+            else:
+                finish(student, result, error)
+        for student in suspects:  # alone in a fresh worker, a crash is this submission's own
+            for attempt in (1, 2):
+                with _Pool(1) as alone:
+                    [(_, result, error)] = list(alone.run({student: task(student)}))
+                if not isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                    break
+            else:
+                result, error = StudentResult(student, attention=["the grading worker crashed twice on it"]), None
+            finish(student, result, error)
         _registered(background, settings)
     merge_into_gradebook(settings, results)
     return results
@@ -357,72 +396,31 @@ class _Pool:
             self.executor.shutdown()
 
     def run(self, tasks):
-        """Yield (name, result, exception) as the tasks {name: (function, args)} finish."""
-        if self.executor is None:
-            self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
-        futures = {self.executor.submit(function, *args): name for name, (function, args) in tasks.items()}
-        broken = False
-        for future in concurrent.futures.as_completed(futures):
-            try:
-                yield futures[future], future.result(), None
-            except Exception as error:  # noqa: BLE001 - reported per task by the caller
-                broken |= isinstance(error, concurrent.futures.process.BrokenProcessPool)
-                yield futures[future], None, error
-        if broken:
-            self.executor.shutdown(wait=False)
-            self.executor = None
-
-
-# --------------------------------------------------------------------------- calibration
-CALIBRATION = ".judge-calibration.json"  # in course/autograded/ (git-ignored with it)
-
-
-def calibrate(settings, template, pool):
-    """(settings, note): whether this chapter is graded by the judge. The chapter's own solution
-    notebook is graded through the judge first; if it does not score full marks there (its tests
-    look at something the judge cannot show them: a library's instrumentation counters, a kernel's
-    compiled-function object, an operation made on the fly), the chapter is graded in the
-    student's own kernel, as nbgrader grades it, and every submission says so. The verdict is
-    kept per version of the chapter, the grader and the library."""
-    import dataclasses
-
-    if not settings.judge:
-        return settings, None
-    path = Path(settings.root) / "course" / "autograded" / CALIBRATION
-    verdicts = json.loads(path.read_text()) if path.exists() else {}
-    key = _calibration_key(settings)
-    verdict = verdicts.get(settings.chapter)
-    if not verdict or verdict.get("key") != key:
-        source = Path(settings.root) / "solutions" / settings.chapter
-        [(_, result, error)] = list(pool.run({"": (grade_submission, (template, settings, CALIBRATION_STUDENT, source, None))}))
-        lost = [c.name for c in (result.cells.values() if result else []) if not c.manual and c.score < c.max_score]
-        failed = error or not result.cells or lost
-        verdict = {"key": key, "judge": not failed,
-                   "reason": "" if not failed else (f"its solution lost {', '.join(lost)} through the judge" if lost
-                                                    else f"its solution could not be graded through the judge: {error}")}
-        verdicts[settings.chapter] = verdict
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
-    if verdict["judge"]:
-        return settings, None
-    note = (f"graded in the student's own kernel, not by the cheat-proof judge: {verdict['reason']} "
-            f"(see course/README.md)")
-    return dataclasses.replace(settings, judge=False), note
-
-
-CALIBRATION_STUDENT = "calibration"
-
-
-def _calibration_key(settings):
-    digest = hashlib.sha256()
-    source = Path(settings.root) / "solutions" / settings.chapter / f"{settings.chapter}.ipynb"
-    digest.update(source.read_bytes())
-    import minigrad
-
-    for package in (Path(__file__).parent, Path(minigrad.__file__).parent):
-        for path in sorted(package.rglob("*.py")):
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+        """Yield (name, result, exception) as the tasks {name: (function, args)} finish. At most one
+        task per worker is handed out at a time, so a crashed worker takes down only the tasks that
+        were running (BrokenProcessPool), never the ones still waiting; the pool is then replaced."""
+        pending, running = list(tasks.items()), {}
+        while pending or running:
+            if self.executor is None:
+                self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
+            while pending and len(running) < self.workers:
+                name, (function, args) = pending.pop(0)
+                running[self.executor.submit(function, *args)] = name
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            broken = False
+            for future in done:
+                name = running.pop(future)
+                try:
+                    yield name, future.result(), None
+                except Exception as error:  # noqa: BLE001 - reported per task by the caller
+                    broken |= isinstance(error, concurrent.futures.process.BrokenProcessPool)
+                    yield name, None, error
+            if broken:
+                for future, name in running.items():
+                    yield name, None, concurrent.futures.process.BrokenProcessPool("the grading worker crashed")
+                running = {}
+                self.executor.shutdown(wait=False, cancel_futures=True)
+                self.executor = None
 
 
 def merge_into_gradebook(settings, results):

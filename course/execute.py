@@ -8,7 +8,7 @@ edit), what runs where:
   role      cells                                   runs
   test      grade cells                             the gradebook's source, in the kernel
   shared    locked cells (setup, helpers)           the gradebook's source, in the kernel and sandbox
-  answer    solution cells                          the submitted source, in the sandbox; proxy bound
+  answer    solution cells                          the submitted source, in the sandbox
   student   everything else                         the submitted source, in the sandbox
 
 Locked cells the student deleted are put back (nbgrader's `add_missing_cells` only restores grade
@@ -60,7 +60,6 @@ class JudgedExecute(Execute):
         scratch = tempfile.TemporaryDirectory(prefix="minigrad-judge-")
         resources = dict(resources or {})
         resources["metadata"] = {**resources.get("metadata", {}), "path": scratch.name}
-        self.timeout = self.cell_timeout + 30  # the judge stops the sandbox first; this is the backstop
         self._deadline = time.monotonic() + self.notebook_timeout
         self._dead = None
         try:
@@ -77,6 +76,9 @@ class JudgedExecute(Execute):
         from nbclient.client import NotebookClient
 
         NotebookClient.__init__(self, nb, km)
+        # __init__ re-reads nbclient's own timeout from the configuration; the judge's per-cell
+        # deadline must fire first, so nbclient's is only a backstop for the trusted code's own work.
+        self.timeout = 2 * self.cell_timeout + 120
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         # The kernel's own chatter (jupyter_client interrupts it on shutdown) stays out of the
@@ -95,10 +97,9 @@ class JudgedExecute(Execute):
 
     # ------------------------------------------------------------------ the judge in the kernel
     def _install_judge(self):
-        graded = [name for name, cell in self._cells.items() if cell["role"] == "answer"]
         limits = asdict(Limits(memory_mb=self.memory_mb, processes=self.processes,
                                cpu_seconds=self.notebook_timeout + 60))
-        options = dict(graded=graded, limits=limits, cell_timeout=self.cell_timeout,
+        options = dict(limits=limits, cell_timeout=self.cell_timeout,
                        notebook_seconds=max(1.0, self._deadline - time.monotonic()), files_from=self._submission,
                        zygote=list(self.zygote) or None)
         self._control(f"import course.judge as _j\n_j.Judge.install(get_ipython(), **{options!r})\ndel _j")
@@ -145,8 +146,6 @@ class JudgedExecute(Execute):
             code = trusted
         elif role == "test":
             code = trusted
-        elif role == "answer":
-            code = f"{JUDGE_NAME}.answer({cell.source!r}, {name!r})"
         else:
             code = f"{JUDGE_NAME}.student({cell.source!r})"
         original = cell.source

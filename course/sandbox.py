@@ -1,8 +1,10 @@
 """The student's process: runs a submission's own cells and answers the judge's calls.
 
 A submission's code (answer cells, its extra cells, the chapter's experiments as the student left
-them) runs here and only here. The judge (`course.judge`), in another process, runs the tests and
-calls the student's functions through `course.wire`, which lets nothing but plain data back.
+them) runs here and only here, beside the chapter's locked helper cells (its *drivers*). The judge
+(`course.judge`), in another process, runs the tests; it asks this process for two things only,
+over `course.wire`: run a cell (outputs come back, capped), and call a driver by name with plain
+arguments (a plain value or an exception's name and message comes back).
 
 Before it reads any student code the process locks itself down:
   * resource limits: memory (`memory_mb` of heap and anonymous mappings, RLIMIT_DATA; the
@@ -10,10 +12,12 @@ Before it reads any student code the process locks itself down:
     CPU seconds, open files, file size, no core dumps, and a process count so that a fork bomb
     stops after a few dozen processes;
   * a uid of its own when started by root (root ignores the process limit; the uid also keeps it
-    from signalling or writing as root), keeping only the capability to read files so that the
-    Python installation under /root stays importable;
-  * Landlock (`course.landlock`): reading only the Python installation, the system folders and the
-    minigrad package, writing only its own scratch folder, no TCP, no signals outside the sandbox.
+    from signalling or writing as root), with no capabilities -- except, where the Python
+    installation lies in a folder others cannot enter (under /root), the one to read files, so
+    that it stays importable; Landlock then decides what may be read;
+  * Landlock (`course.landlock`): reading only the Python installation, the system's libraries,
+    a few files of /etc that Python needs and the minigrad package, writing only its own scratch
+    folder, no TCP, no signals outside the sandbox.
     Solution notebooks, the gradebook and other students' submissions are out of its reach.
 `launch` starts it; `terminate` kills it and every process it started.
 """
@@ -24,7 +28,6 @@ import fcntl
 import io
 import json
 import os
-import pickle
 import resource
 import secrets
 import shutil
@@ -34,12 +37,13 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 
 SANDBOX_UID_BASE, SANDBOX_UIDS = 61000, 4000  # uids 61000..64999: sandboxes, when grading as root
+# The files of /etc a sandbox may read: what the dynamic loader, Python and its libraries look up.
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "mime.types", "os-release")
+MAX_OUTPUT_BYTES = 2 << 20  # of one cell's or call's output: more is cut, with a mark
 
 
 @dataclass
@@ -59,10 +63,8 @@ class Limits:
 class SandboxConfig:
     workdir: str
     fd: int
-    graded: list = field(default_factory=list)  # the chapter's graded names
     limits: dict = field(default_factory=dict)
     uid: int | None = None  # switch to this uid (when started as root)
-    first_key: int = 1  # where this sandbox's wire keys start (a restarted sandbox never reuses keys)
     read_paths: list = field(default_factory=list)
 
 
@@ -72,8 +74,8 @@ def read_paths():
     import minigrad
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(minigrad.__file__)),
-             "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt/conda", "/dev/null", "/dev/urandom",
-             "/dev/zero"}
+             "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt/conda", "/dev/null", "/dev/urandom",
+             "/dev/zero", *(os.path.join("/etc", name) for name in ETC_FILES)}
     for entry in sys.path:
         if entry and os.path.isdir(entry) and "site-packages" in entry:
             paths.add(entry)
@@ -129,18 +131,16 @@ def _workdir(uid):
     return workdir
 
 
-def launch(sock_end, limits, graded, generation, zygote=None):
+def launch(sock_end, limits, zygote=None):
     """Start a sandbox serving `sock_end`, forked by `zygote` (a `Zygote`'s (path, token)) when
     given, else as a new Python process. Returns a `Sandbox`."""
     uid, claim = claim_uid()
-    first_key = 2 * (generation << 36) + 1
     if zygote:
-        pid, workdir = Zygote.fork(zygote, sock_end, dict(graded=list(graded), limits=asdict(limits), uid=uid,
-                                                          first_key=first_key))
+        pid, workdir = Zygote.fork(zygote, sock_end, dict(limits=asdict(limits), uid=uid))
         return Sandbox(pid, workdir, uid, None, claim)
     workdir = _workdir(uid)
-    config = SandboxConfig(workdir=workdir, fd=sock_end.fileno(), graded=list(graded), limits=asdict(limits), uid=uid,
-                           first_key=first_key, read_paths=read_paths())
+    config = SandboxConfig(workdir=workdir, fd=sock_end.fileno(), limits=asdict(limits), uid=uid,
+                           read_paths=read_paths())
     process = subprocess.Popen(
         [sys.executable, "-I", "-c", _bootstrap("main"), json.dumps(asdict(config))],
         cwd=workdir, env=environment(workdir), pass_fds=[sock_end.fileno()], stdin=subprocess.DEVNULL,
@@ -258,7 +258,7 @@ def _serve(config, shell):
     sock = socket.socket(fileno=config.fd)
     lock_down(config)
     sys.path.append(config.workdir)  # the submission's own modules, after everything preloaded
-    Server(sock, shell, config).serve()
+    Server(sock, shell).serve()
 
 
 def zygote_main():
@@ -288,8 +288,7 @@ def zygote_main():
                 if uid is not None and not (SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_UIDS):
                     raise PermissionError("bad uid")
                 workdir = _workdir(uid)
-                config = SandboxConfig(workdir=workdir, fd=fds[0], graded=list(request["graded"]),
-                                       limits=dict(request["limits"]), uid=uid, first_key=int(request["first_key"]),
+                config = SandboxConfig(workdir=workdir, fd=fds[0], limits=dict(request["limits"]), uid=uid,
                                        read_paths=paths)
             except Exception as error:  # noqa: BLE001 - a bad request is answered, never fatal
                 for fd in fds:
@@ -325,6 +324,7 @@ def _preload():
         import matplotlib.pyplot  # noqa: F401
         import tqdm.auto  # noqa: F401
     from course import wire  # noqa: F401
+    from minigrad import plain  # noqa: F401
 
     return StudentShell.instance()
 
@@ -365,17 +365,32 @@ class _CapData(ctypes.Structure):
 
 
 def _become(uid):
-    """Switch from root to `uid`, keeping only CAP_DAC_READ_SEARCH (read any file Landlock allows)."""
+    """Switch from root to `uid` with no capabilities, or only CAP_DAC_READ_SEARCH where the
+    Python installation cannot be reached otherwise (Landlock still limits what is read)."""
+    keep = 0 if _others_can_enter(sys.base_prefix) else 1 << _CAP_DAC_READ_SEARCH
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    libc.prctl(_PR_SET_KEEPCAPS, 1 if keep else 0, 0, 0, 0)
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
-    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
-    data = (_CapData * 2)()
-    data[0].effective = data[0].permitted = 1 << _CAP_DAC_READ_SEARCH
-    if libc.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
+    if keep:
+        header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+        data = (_CapData * 2)()
+        data[0].effective = data[0].permitted = keep
+        if libc.capset(ctypes.byref(header), data) != 0:
+            raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _others_can_enter(path):
+    """Whether a user with no privileges can reach `path` (every folder above it is o+x)."""
+    path = os.path.abspath(path)
+    while True:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
 
 
 def _processes_of(uid):
@@ -437,273 +452,157 @@ StudentShell = _ShellFactory
 
 
 class Server:
-    """Answers the judge: run a cell, look up a name, call a function, use a graded object."""
+    """Answers the judge: `("exec", source)` runs a cell, `("call", name, args, seconds)` calls a
+    driver. Replies are plain data; what cannot be sent is refused, never half sent."""
 
-    MAX_TEXT = 100_000  # characters of output kept per cell or call
+    def __init__(self, sock, shell):
+        self.sock = sock
+        self.shell = shell
 
-    def __init__(self, sock, shell, config):
+    def serve(self):
         from course import wire
 
-        self.wire = wire
-        self.shell = shell
-        self.namespace = shell.user_ns
-        self.graded = set(config.graded)
-        self.endpoint = wire.Endpoint(sock, wire.STUDENT, False, self.export, self.judge_object,
-                                      first_key=config.first_key)
-
-    # ------------------------------------------------------------------ what leaves the sandbox
-    def export(self, obj, key_for):
-        """A handle descriptor for a function or a graded (or minigrad) object; anything else of
-        the student's own making cannot be sent."""
-        if isinstance(obj, type) and self._handled_class(obj):
-            return ("class", _name(obj))
-        if self._handled_class(type(obj)):
-            return ("instance", key_for(type(obj)), _name(type(obj)))
-        function = isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType))
-        if function and (getattr(obj, "__module__", None) or "__main__").split(".")[0] in ("__main__", "minigrad"):
-            return ("function", _name(obj))  # the student's or the library's (a graded class's method)
-        if self.wire.by_reference(obj):
-            return None  # a module-level function or class by name (numpy's internals): the judge
-            # accepts only the few it needs to rebuild plain data
-        if function:
-            return ("function", _name(obj))
-        raise self.wire.NotPlainData(
-            f"a {_name(type(obj))} object cannot be handed to the grader: return plain data (numbers, strings, "
-            f"lists, tuples, dicts, numpy arrays) or minigrad tensors"
-        )
-
-    def _handled_class(self, cls):
-        """Graded classes, and minigrad's classes that do not travel by value, stay here as handles."""
-        if any(self.namespace.get(name) is cls for name in self.graded):
-            return True
-        return (getattr(cls, "__module__", "") or "").split(".")[0] == "minigrad" and not self.wire.is_value_class(
-            cls, self.endpoint.value_types)
-
-    def judge_object(self, key, descriptor):
-        return JudgeObject(self, key, descriptor)
-
-    # ------------------------------------------------------------------ the loop
-    def serve(self):
         while True:
             try:
-                self.endpoint.forget_arrays()  # the judge forgets them after each call, too
-                message = self.endpoint.recv()
-                self.serve_one(message)
-            except self.wire.PeerClosed:
+                message = wire.recv(self.sock)
+            except (wire.PeerClosed, wire.WireError):
                 os._exit(0)
+            try:
+                reply = self.handle(message)
             except MemoryError:
-                os._exit(3)  # out of memory outside a cell: the judge restarts the sandbox and retries
+                os._exit(3)  # out of memory outside the student's code: the judge restarts the sandbox
+            self.send(reply)
 
-    def serve_one(self, message):
-        kind, args, context = message
-        stdout, stderr = io.StringIO(), io.StringIO()
-        extras = {}
-        arrays = dict(self.endpoint.received_arrays)
-        before = {key: array.copy() for key, array in arrays.items()}
-        arguments = _mutable_arguments(kind, args)
-        counter, counting = None, contextlib.nullcontext()
-        if context and context.get("count_vjps"):
-            from minigrad.autograd import count_vjps
+    def send(self, reply):
+        from course import wire
+        from minigrad.plain import NotPlainData
 
-            counting = count_vjps()  # the judge's test counts VJP evaluations: count them here for it
         try:
-            with _redirect(stdout, stderr), counting as counted:
-                counter = counted
-                self._enter(context)
-                value = self.run_cell(*args) if kind == "exec" else self.dispatch(kind, args)
-            reply = ("return", value)
+            wire.send(self.sock, reply)
+        except NotPlainData as error:
+            if reply[0] == "done":
+                reply = ("done", [], ("OutputError", f"the cell's output could not be sent: {error}"[:2000], []))
+            else:
+                reply = ("refused", f"{str(error)[:2000]}")
+            wire.send(self.sock, reply)
         except MemoryError:
-            raise
-        except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
-            reply = ("raise", *_describe(error))
-        if counter is not None:
-            extras["vjps"] = (counter.vjps, counter.discarded)
-        extras.update(stdout=stdout.getvalue()[: self.MAX_TEXT], stderr=stderr.getvalue()[: self.MAX_TEXT],
-                      recursionlimit=sys.getrecursionlimit(), observed=self._observed(),
-                      arrays={key: a for key, a in arrays.items() if _written(a, before[key])},
-                      args={where: obj for where, (obj, state) in arguments.items() if _fingerprint(obj) != state})
-        try:
-            self.endpoint.send(reply + (extras,))
-        except (self.wire.NotPlainData, TypeError, ValueError, RecursionError) as error:
-            self.endpoint.send(("refused", str(error)[:2000], extras))
+            os._exit(3)
 
-    def request(self, message):
-        """A call into the judge (a callback) from the student's code; serves the judge's nested
-        calls while it waits."""
-        from minigrad.grad_mode import state
+    def handle(self, message):
+        if type(message) is tuple and len(message) == 2 and message[0] == "exec" and type(message[1]) is str:
+            return self.run_cell(message[1])
+        if type(message) is tuple and len(message) == 4 and message[0] == "call" and type(message[1]) is str \
+                and type(message[2]) is tuple:
+            return self.call(*message[1:])
+        return ("refused", "the sandbox does not understand the judge's request")
 
-        self.endpoint.send((message[0], message[1:], {"grad": state.grad_enabled}))  # no_grad holds in callbacks too
-        while True:
-            reply = self.endpoint.recv()
-            if reply[0] == "return":
-                return reply[1]
-            if reply[0] == "raise":
-                raise _rebuild(reply[1], reply[2])
-            self.serve_one(reply)
+    def call(self, name, args, seconds):
+        """A driver, by name, with the student's output discarded (it could show hidden tests' inputs)."""
+        from minigrad.testing import _time_limit
 
-    def _enter(self, context):
-        """Mirror the judge's state for the call: recording on or off, the recursion limit."""
-        if context:
-            from minigrad.grad_mode import state
+        driver = self.shell.user_ns.get(name)
+        with _capture() as sink:
+            try:
+                if not callable(driver):
+                    raise NameError(f"the test's helper {name!r} is not defined (was a locked cell deleted or edited?)")
+                with _time_limit(seconds if type(seconds) in (int, float) else None, name):
+                    value = driver(*args)
+                reply = ("return", value)
+            except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
+                reply = ("raise", *_describe(error))
+        del sink
+        return reply
 
-            state.grad_enabled = bool(context.get("grad", True))
-            if context.get("recursionlimit"):
-                sys.setrecursionlimit(int(context["recursionlimit"]))
-
-    def _observed(self):
-        counts = {}
-        for key, inputs in self.endpoint.observed.items():
-            seen = getattr(inputs, "iterations", 0)
-            new = seen - getattr(inputs, "reported", 0)
-            if new:
-                counts[key] = new
-                inputs.reported = seen
-        return counts
-
-    def dispatch(self, kind, args):
-        if kind == "callname":
-            name, positional, keywords = args
-            if name not in self.namespace:
-                raise NameError(f"name {name!r} is not defined")
-            return self.namespace[name](*positional, **keywords)
-        if kind == "lookup":
-            (name,) = args
-            if name not in self.namespace:
-                raise NameError(f"name {name!r} is not defined")
-            return self.namespace[name]
-        if kind == "call":
-            target, positional, keywords = args
-            return target(*positional, **keywords)
-        if kind == "getattr":
-            target, name = args
-            return getattr(target, name)
-        if kind == "setattr":
-            target, name, value = args
-            setattr(target, name, value)
-            return None
-        if kind == "op":
-            target, name, operands = args
-            return getattr(type(target), name)(target, *operands)
-        raise ValueError(f"unknown request {kind!r}")
-
-    # ------------------------------------------------------------------ cells
     def run_cell(self, source):
-        """Run one cell like a kernel would; its outputs as nbformat-like dicts."""
+        """("done", outputs, error): a cell's outputs (capped) and (name, message, traceback) or None."""
         from IPython.utils.capture import capture_output
 
         shell = self.shell
         shell.results, shell.last_error = [], None
-        with capture_output(stdout=False, stderr=False, display=True) as captured:
+        with _capture() as sink, capture_output(stdout=False, stderr=False, display=True) as captured:
             shell.run_cell(source, store_history=True)
-        outputs = [{"output_type": "display_data", "data": o.data, "metadata": o.metadata or {}}
-                   for o in captured.outputs]
-        outputs += [{"output_type": "execute_result", **r} for r in shell.results]
+        outputs = sink.outputs()
+        for data, metadata in [(o.data, o.metadata) for o in captured.outputs] + \
+                [(r["data"], r["metadata"]) for r in shell.results]:
+            sink.display(data, metadata, outputs)
+        sink.mark(outputs)
         error = shell.last_error
-        return {"outputs": outputs, "error": error}
+        if error is not None:
+            ename, evalue, lines = error
+            error = (str(ename)[:200], str(evalue)[:5000], [str(line)[:5000] for line in lines[-200:]])
+        return ("done", outputs, error)
 
 
-class JudgeObject:
-    """The sandbox's stand-in for one of the judge's objects (a function passed to the student's
-    function, a model): calling it or using it asks the judge, which runs its own code."""
-
-    __slots__ = ("_server", "_key", "_descriptor")
-
-    def __init__(self, server, key, descriptor):
-        object.__setattr__(self, "_server", server)
-        object.__setattr__(self, "_key", key)
-        object.__setattr__(self, "_descriptor", descriptor)
-
-    def __call__(self, *args, **kwargs):
-        return self._server.request(("call", self, args, kwargs))
-
-    def __getattr__(self, name):
-        return self._server.request(("getattr", self, name))
-
-    def __iter__(self):
-        return iter(self._server.request(("op", self, "__iter__", ())))  # the judge sends the items as a list
-
-    def __repr__(self):
-        return f"<the grader's {self._descriptor[1] if len(self._descriptor) > 1 else 'object'}>"
+_MIME_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/svg+xml")
 
 
-def _judge_operator(name):
-    def operator(self, *operands):
-        return self._server.request(("op", self, name, operands))
+class _Sink:
+    """stdout and stderr of a cell or call, and its rich outputs, up to MAX_OUTPUT_BYTES in all."""
 
-    operator.__name__ = name
-    return operator
+    def __init__(self):
+        self.budget = MAX_OUTPUT_BYTES
+        self.streams = []  # [name, text] in order, neighbours of one stream merged
+        self.cut = False
+
+    def writer(self, name):
+        sink = self
+
+        class Stream(io.TextIOBase):
+            def write(self, text):
+                sink.write(name, str(text))
+                return len(text)
+
+        return Stream()
+
+    def write(self, name, text):
+        if self.budget <= 0:
+            self.cut = True
+            return
+        text = text[: self.budget]
+        self.budget -= len(text)
+        if self.streams and self.streams[-1][0] == name:
+            self.streams[-1][1] += text
+        else:
+            self.streams.append([name, text])
+
+    def display(self, data, metadata, outputs):
+        kept = {}
+        for mime, value in (data or {}).items():
+            if mime in _MIME_TYPES and type(value) in (str, bytes) and len(value) <= self.budget:
+                kept[mime] = value
+                self.budget -= len(value)
+        if len(kept) < len(data or {}):
+            self.cut = True
+        if kept:
+            outputs.append(("display", kept, metadata if type(metadata) is dict and len(repr(metadata)) < 2000 else {}))
+
+    def outputs(self):
+        return [("stream", name, text) for name, text in self.streams]
+
+    def mark(self, outputs):
+        if self.cut:
+            outputs.append(("stream", "stderr", f"\n[output truncated: more than {MAX_OUTPUT_BYTES:,} bytes]\n"))
+        return outputs
 
 
-for _name_ in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-               "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__getitem__",
-               "__len__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__bool__",
-               "__float__", "__int__", "__index__"):
-    setattr(JudgeObject, _name_, _judge_operator(_name_))
-
-
-def _mutable_arguments(kind, args):
-    """{position or keyword: (argument, fingerprint)} of a call's list, dict, set and value-class
-    arguments, to tell the judge which ones the student's code changed."""
-    if kind not in ("call", "callname"):
-        return {}
-    from course import wire
-
-    _, positional, keywords = args
-    found = {}
-    for where, obj in [*enumerate(positional), *keywords.items()]:
-        if type(obj) in (list, dict, set) or wire.is_value_class(type(obj), wire.value_classes()):
-            found[where] = (obj, _fingerprint(obj))
-    return found
-
-
-def _fingerprint(obj):
-    """The structure of `obj`, with tensors and the judge's objects by identity."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    from minigrad.tensor import Tensor
-
-    pickler.persistent_id = lambda item: ("id", id(item)) if isinstance(item, (JudgeObject, Tensor)) else None
+@contextlib.contextmanager
+def _capture():
+    sink = _Sink()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = sink.writer("stdout"), sink.writer("stderr")
     try:
-        pickler.dump(obj)
-    except Exception:  # noqa: BLE001 - something that does not pickle is not watched
-        return None
-    return buffer.getvalue()
-
-
-def _written(array, before):
-    """Whether the student's code wrote into an array argument (shape or contents changed)."""
-    return array.shape != before.shape or not np.array_equal(array, before, equal_nan=array.dtype.kind in "fc")
-
-
-def _name(obj):
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-    return str(name)[:200]
+        yield sink
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _describe(error):
     """(exception name, message, the student's traceback as text) for the judge."""
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if not frame.filename.startswith(os.path.dirname(os.path.abspath(__file__)))]
-    text = "".join(traceback.format_list(frames)) if frames else ""
-    return type(error).__name__, str(error)[:5000], text[-20000:]
-
-
-def _rebuild(name, message):
-    import builtins
-
-    cls = getattr(builtins, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        with contextlib.suppress(Exception):
-            return cls(message)
-    return RuntimeError(f"{name}: {message}")
-
-
-@contextlib.contextmanager
-def _redirect(stdout, stderr):
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = stdout, stderr
     try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
-
+        frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+                  if not frame.filename.startswith(os.path.dirname(os.path.abspath(__file__)))]
+        text = "".join(traceback.format_list(frames))[-20000:] if frames else ""
+        message = str(error)[:5000]
+    except BaseException:  # noqa: BLE001 - a student's exception whose __str__ itself fails
+        text, message = "", "(its message could not be read)"
+    return type(error).__name__[:200], message, text
