@@ -22,7 +22,13 @@ import numpy as np
 from . import autograd
 from .errors import ShapeError
 from .grad_mode import state
-from .tensor import Node, Tensor
+from .tensor import Node, Tensor, _refuse_while_tracing, tracing
+
+_NO_GRAD_ADVICE = (
+    "An operation under no_grad() records nothing, so its result would be a constant of the trace. "
+    "Use .detach() on the values that must not be differentiated, and minigrad.gradients(..., "
+    "create_graph=True) or compile(fn, backward=True) for gradients."
+)
 
 
 class Primitive:
@@ -48,6 +54,9 @@ class Primitive:
             shapes = ", ".join(str(t.shape) for t in inputs)
             raise ShapeError(f"{self.name}: cannot apply to shapes {shapes}{_describe(params)}: {error}") from None
         record = state.grad_enabled and any(map(_requires_grad, inputs))
+        if not record and tracing.depth and any(map(_requires_grad, inputs)):
+            traced = next(t for t in inputs if t.requires_grad)
+            _refuse_while_tracing(traced, f"'{self.name}' under no_grad() (or in a backward pass without create_graph=True)", _NO_GRAD_ADVICE)
         out = Tensor._result(data, Node(self, inputs, params) if record else None)
         if state.forward_mode_depth and any(t._tangent is not None for t in inputs):
             out._tangent = self._push_tangents(out, inputs, params)

@@ -11,8 +11,59 @@ where each operation's forward, VJP and JVP live together.
 
 import numpy as np
 
-from .errors import DtypeError, GraphError, ShapeError
+import os
+import sys
+
+from .errors import DtypeError, GraphError, MinigradError, ShapeError
 from .grad_mode import state as _grad_state
+
+
+class TracerError(MinigradError, TypeError):
+    """A traced function needs the value of a tensor it is being traced on (`minigrad.jit.compile`).
+
+    Tracing records operations, not values: a Python `if` on a tensor, `.item()`, `float()` or a
+    boolean-mask index would be decided once, with the first call's data, and silently reused for
+    every later call. Like JAX's ConcretizationTypeError, the tracer refuses instead.
+    """
+
+
+class _Tracing:
+    """`depth` > 0 while `minigrad.jit.compile` traces: traced tensors (those that require grad:
+    the inputs, the parameters read at call time and everything computed from them) refuse to give
+    up their values, and comparisons and `.detach()` record operations instead of constants."""
+
+    depth = 0
+
+
+tracing = _Tracing()
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_line():
+    """'file:line: source' of the innermost caller outside minigrad (where the user wrote it)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown line"
+    import linecache
+
+    source = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" + (f": {source}" if source else "")
+
+
+def _refuse_while_tracing(tensor, operation, advice):
+    raise TracerError(
+        f"jit.compile: {operation} needs the value of a tensor (shape {tensor.shape}) computed from the "
+        f"compiled function's inputs or parameters, at {_user_line()}. A trace records operations, "
+        f"not values: this value would be the first call's, reused by every later call. {advice}"
+    )
+
+
+_BRANCH_ADVICE = (
+    "Compute both branches and choose with mg.where(condition, a, b), or run the function without jit.compile."
+)
+_VALUE_ADVICE = "Keep the value as a tensor (tensor operations are recorded), or run the function without jit.compile."
 
 
 class Node:
@@ -113,6 +164,8 @@ class Tensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators: `ndarray * Tensor` -> Tensor
 
     def __init__(self, data, requires_grad=False, dtype=None):
+        if tracing.depth and isinstance(data, Tensor) and data.requires_grad:
+            _refuse_while_tracing(data, "Tensor(t) (a new leaf holding t's values)", "Use t itself, or t.detach().")
         self.data = _as_array(data, dtype)
         if requires_grad and self.data.dtype.kind != "f":
             raise DtypeError(
@@ -178,19 +231,40 @@ class Tensor:
     # ----------------------------------------------------------------- conversion
     def numpy(self):
         """The underlying numpy array (shared, not copied)."""
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, ".numpy()", _VALUE_ADVICE)
         return self.data
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, ".item()", _VALUE_ADVICE)
         if self.data.size != 1:
             raise ValueError(f"item(): tensor of shape {self.shape} has {self.size} elements, not 1")
         return self.data.item()
 
+    def tolist(self):
+        """The values as (nested) Python lists of numbers, like `numpy.ndarray.tolist`."""
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, ".tolist()", _VALUE_ADVICE)
+        return np.asarray(self.data).tolist()
+
     def __float__(self):
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, "float()", _VALUE_ADVICE)
         return float(self.item())
+
+    def __int__(self):
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, "int()", _VALUE_ADVICE)
+        if self.data.size != 1:
+            raise TypeError(f"int(): only a one-element tensor converts to a Python int, got shape {self.shape}")
+        return int(self.data.item())
 
     def detach(self):
         """The same data, cut from the graph: gradients do not flow through the result."""
+        if tracing.depth and self.requires_grad:  # jit.compile: recompute it per call, never freeze it
+            return _ops.stop_gradient(self)
         return Tensor._result(self.data, None)
 
     def astype(self, dtype):
@@ -285,30 +359,35 @@ class Tensor:
     def __rmatmul__(self, other):
         return _ops.matmul_any(self._lift(other), self)
 
-    # Comparisons give constant boolean tensors (masks), never part of the graph.
-    def _compare(self, other, fn):
+    # Comparisons give constant boolean tensors (masks), never part of the graph; while jit.compile
+    # traces, a comparison of a traced tensor is an operation of the graph (ops.greater & co.).
+    def _compare(self, other, fn, name):
+        if tracing.depth and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+            return getattr(_ops, name)(self, self._lift(other))
         other = other.data if isinstance(other, Tensor) else other
         return Tensor._result(fn(self.data, other), None)
 
     def __lt__(self, other):
-        return self._compare(other, np.less)
+        return self._compare(other, np.less, "less")
 
     def __le__(self, other):
-        return self._compare(other, np.less_equal)
+        return self._compare(other, np.less_equal, "less_equal")
 
     def __gt__(self, other):
-        return self._compare(other, np.greater)
+        return self._compare(other, np.greater, "greater")
 
     def __ge__(self, other):
-        return self._compare(other, np.greater_equal)
+        return self._compare(other, np.greater_equal, "greater_equal")
 
     def __eq__(self, other):
-        return self._compare(other, np.equal)
+        return self._compare(other, np.equal, "equal")
 
     def __ne__(self, other):
-        return self._compare(other, np.not_equal)
+        return self._compare(other, np.not_equal, "not_equal")
 
     def __bool__(self):
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, "a Python `if`, `while`, `and`/`or` or bool() on a tensor", _BRANCH_ADVICE)
         if self.data.size != 1:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()"
@@ -316,9 +395,13 @@ class Tensor:
         return bool(self.data)
 
     def all(self):
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, ".all()", _BRANCH_ADVICE)
         return bool(self.data.all())
 
     def any(self):
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, ".any()", _BRANCH_ADVICE)
         return bool(self.data.any())
 
     # ----------------------------------------------------------------- reductions and shapes
@@ -381,6 +464,8 @@ class Tensor:
         return self.reshape(-1)
 
     def __getitem__(self, index):
+        if tracing.depth:
+            _check_traced_index(index)
         return _ops.getitem(self, index=_ops.plain_index(index))
 
     # ----------------------------------------------------------------- elementwise functions
@@ -413,6 +498,18 @@ class Tensor:
 
     def clip(self, low=None, high=None):
         return _ops.clip(self, low=low, high=high)
+
+
+def _check_traced_index(index):
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, Tensor) and part.requires_grad:
+            kind = "a boolean mask (t[t > 0])" if part.dtype.kind == "b" else "indices"
+            _refuse_while_tracing(
+                part,
+                f"indexing with {kind} computed from the traced values",
+                "The result's shape or elements would be the first call's. Keep the shape with "
+                "mg.where(mask, t, 0) (then .sum() or .max() over it), or index with constant indices.",
+            )
 
 
 def _freed_message(tensor):

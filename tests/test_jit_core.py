@@ -241,16 +241,18 @@ def test_traced_backward_equals_trace_of_grad():
 
 
 def test_tracing_freezes_python_control_flow():
-    """The documented limit: a branch on a tensor's value is taken once, at trace time."""
+    """The documented limit of `trace`: a branch on a tensor's value is taken once, at trace time;
+    `compile` (tests/test_jit_strict.py) refuses it instead of running a frozen branch."""
 
     def f(x):
         return x * 2.0 if x.sum() > 0 else -x
 
-    compiled = jit.compile(f)
-    np.testing.assert_array_equal(compiled(np.array([1.0, 2.0])).data, [2.0, 4.0])
-    frozen = compiled(np.array([-1.0, -2.0])).data  # eager takes the other branch here
+    graph = jit.trace(f, np.array([1.0, 2.0]))
+    frozen = run_graph(graph, np.array([-1.0, -2.0]))[0]  # eager takes the other branch here
     np.testing.assert_array_equal(frozen, [-2.0, -4.0])
     np.testing.assert_array_equal(f(mg.tensor([-1.0, -2.0])).data, [1.0, 2.0])
+    with pytest.raises(jit.TracerError, match=r"if.*test_jit_core.py:\d+: return x \* 2.0 if x.sum\(\) > 0"):
+        jit.compile(f)(np.array([1.0, 2.0]))
 
 
 def test_trace_errors_say_what_to_do():

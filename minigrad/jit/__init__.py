@@ -18,7 +18,7 @@ from .dce import eliminate_dead_code, live_nodes
 from .fusion import InvalidGroups, check_groups, fuse, fusible_groups
 from .ir import ELEMENTWISE, Graph, Node
 from .memory_plan import InvalidPlan, MemoryPlan, check_plan, liveness, plan_memory
-from .trace import trace
+from .trace import TracerError, trace, trace_strict
 
 __all__ = [
     "BACKENDS",
@@ -28,6 +28,7 @@ __all__ = [
     "Graph",
     "InvalidGroups",
     "InvalidPlan",
+    "TracerError",
     "MemoryPlan",
     "Node",
     "check_groups",
@@ -41,4 +42,5 @@ __all__ = [
     "liveness",
     "plan_memory",
     "trace",
+    "trace_strict",
 ]

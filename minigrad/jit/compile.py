@@ -5,8 +5,11 @@ the graph to a backend, which prepares it once (plans memory, generates kernels)
 the same signature skip Python entirely and run the prepared program. A call with a new signature
 traces again, as `jax.jit` and `torch.compile` do: shapes are part of a static graph.
 
-Tracing's limits apply (see `minigrad.jit.trace`): Python control flow on tensor values, and
-weights closed over by `fn`, are frozen at trace time. Pass weights as arguments to keep them live.
+Tracing never freezes a value a later call could change (`minigrad.jit.trace.trace_strict`): Python
+control flow on a traced tensor's value (`if`, `.item()`, `float()`, a boolean-mask index) raises
+`TracerError` naming the line; comparisons and `where` masks are operations of the graph; weights
+closed over by `fn` (tensors that require grad, e.g. a model's parameters) are read at every call,
+so an optimizer step between calls is seen. The graph takes them as extra inputs after `fn`'s.
 """
 
 import numpy as np
@@ -14,7 +17,7 @@ import numpy as np
 from ..tensor import Tensor
 from .backends import get_backend
 from .dce import eliminate_dead_code
-from .trace import trace_with_structure
+from .trace import trace_strict
 
 
 def compile(fn, backend="numpy", backward=False, **options):
@@ -41,13 +44,20 @@ class Compiled:
     def __call__(self, *args):
         arrays = [np.asarray((a if isinstance(a, Tensor) else Tensor(a)).data) for a in args]  # as eager converts
         signature = tuple((a.shape, a.dtype.str) for a in arrays)
-        if signature not in self.programs:
-            graph, rebuild = trace_with_structure(self.fn, arrays, self.backward)
+        program = self.programs.get(signature)
+        if program is not None:
+            live = [np.asarray(p.data) for p in program[3]]  # the parameters as they are now
+            if tuple((a.shape, a.dtype.str) for a in live) != program[4]:
+                program = None  # a parameter changed shape or dtype (load_state_dict, .astype): trace again
+        if program is None:
+            graph, rebuild, parameters = trace_strict(self.fn, arrays, self.backward)
             graph = eliminate_dead_code(graph)
-            self.programs[signature] = (graph, self.backend.compile(graph), rebuild)
-        self._last = self.programs[signature]
-        graph, runner, rebuild = self._last
-        return rebuild([Tensor._result(value, None) for value in runner(*arrays)])
+            live = [np.asarray(p.data) for p in parameters]
+            program = (graph, self.backend.compile(graph), rebuild, parameters, tuple((a.shape, a.dtype.str) for a in live))
+            self.programs[signature] = program
+        self._last = program
+        graph, runner, rebuild = program[:3]
+        return rebuild([Tensor._result(value, None) for value in runner(*arrays, *live)])
 
     def _program(self):
         if self._last is None:

@@ -16,6 +16,9 @@ tensors runs once, at trace time, and only the branch taken is recorded; compari
 constant masks, and `.detach()` gives a constant. The traced graph then silently computes the same
 branch, mask or value for every later input. This is the price of define-and-run (TensorFlow 1.x
 needed `tf.cond` and `tf.while_loop` for it; `torch.jit.trace` and `jax.jit` have the same limit).
+`trace` shows that limit as it is; `trace_strict`, which `minigrad.jit.compile` uses, refuses to
+freeze a value instead (a `TracerError` naming the line), records comparisons and masks as
+operations, and reads closed-over parameters at call time.
 """
 
 import numpy as np
@@ -23,7 +26,7 @@ import numpy as np
 from ..autograd import gradients
 from ..errors import DtypeError, GraphError
 from ..grad_mode import enable_grad, state
-from ..tensor import Tensor
+from ..tensor import Tensor, TracerError, tracing  # noqa: F401 (TracerError: minigrad.jit re-exports it)
 from .ir import PRIMITIVES, Graph, Node
 
 
@@ -47,6 +50,48 @@ def trace_with_structure(fn, example_inputs, backward=False):
         if backward:
             outputs, rebuild = _with_gradients(outputs, inputs, rebuild)
     return graph_of(inputs, nodes, outputs), rebuild
+
+
+def trace_strict(fn, example_inputs, backward=False):
+    """(graph, rebuild, parameters): the trace `minigrad.jit.compile` runs, which never freezes a value
+    that a later call could change.
+
+    * Tensors computed from the inputs refuse to give up their values (`if t > 0:`, `.item()`,
+      `float()`, `.numpy()`, `.tolist()`, a boolean-mask index, `no_grad` around them): each raises
+      `TracerError` naming the operation and the line of `fn`, as JAX does.
+    * Comparisons of traced tensors are operations of the graph (`greater`, ...), `where` on such a
+      mask is `select`, and `.detach()` is `stop_gradient`: masks are recomputed on every call.
+    * Leaves that `fn` closes over and that require grad (a model's parameters, which an optimizer
+      updates in place or `load_state_dict` replaces) become extra "input" nodes after the
+      arguments: `parameters` lists those tensors, whose current `.data` each call passes in.
+      Other closed-over leaves (data, constants, numbers) are constants of the graph, as in `trace`.
+
+    What it cannot see: `.data` read directly (a numpy array; `t.data > 0` is a constant mask), and
+    Python state (globals, counters) that `fn` reads.
+    """
+    inputs = [_tracer(x, position) for position, x in enumerate(example_inputs)]
+    tracing.depth += 1
+    try:
+        with enable_grad(), recording() as nodes:
+            result = fn(*inputs)
+            outputs, rebuild = _flatten(result)
+            if backward:
+                outputs, rebuild = _with_gradients(outputs, inputs, rebuild)
+    finally:
+        tracing.depth -= 1
+    parameters = _closed_over_parameters(inputs, nodes, outputs)
+    return graph_of(inputs + parameters, nodes, outputs), rebuild, parameters
+
+
+def _closed_over_parameters(inputs, nodes, outputs):
+    """Leaves read by the recorded operations (or returned) that require grad and are not inputs, in order."""
+    seen = {id(t) for t in inputs}
+    found = []
+    for tensor in [t for n in nodes for t in (n.inputs or ())] + list(outputs):
+        if tensor.node is None and tensor.requires_grad and id(tensor) not in seen:
+            seen.add(id(tensor))
+            found.append(tensor)
+    return found
 
 
 class recording:
