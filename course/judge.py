@@ -259,14 +259,18 @@ class Judge:
         """`drive`'s remote half: run the driver `name` on plain `args` in the sandbox; its plain
         result, or the exception it raised (rebuilt by name when it is a builtin or minigrad's)."""
         seconds = seconds if type(seconds) in (int, float) and seconds > 0 else None
-        for attempt in (1, 2):
-            self._revive()
+        for attempt in (1, 2):  # after a death or a MemoryError, once more in a fresh sandbox: memory an
+            self._revive()      # earlier failed cell hoarded is not the call's fault
             try:
                 reply = self._exchange(("call", name, tuple(args), seconds), seconds)
-                break
             except SandboxDied:
                 if attempt == 2 or self.dead:
                     raise  # a death on the retry is the student's code's own
+                continue
+            if attempt == 1 and type(reply) is tuple and reply[:2] == ("raise", "MemoryError"):
+                self._stop(f"the call of {name} ran out of memory; retried in a fresh sandbox")
+                continue
+            break
         if type(reply) is tuple and len(reply) == 2 and reply[0] == "return":
             return reply[1]
         if type(reply) is tuple and len(reply) == 2 and reply[0] == "refused" and type(reply[1]) is str:

@@ -427,6 +427,43 @@ def autograde_batch(chapter, submissions, directory, course=COURSE, timeout=None
     return scratch.results(chapter, list(submissions)), scratch
 
 
+def local_verdicts(notebooks, timeout=1800):
+    """{name: {grade_id: None (passed) or the error}} for {name: notebook}, each run as the student's
+    own kernel runs it (drivers and checkers in one process, as Validate does): the nbgrader cells
+    of each, in order, in a fresh namespace, all in one fresh Python process."""
+    with tempfile.TemporaryDirectory(prefix="minigrad-local-") as scratch:
+        paths = {}
+        for index, (name, nb) in enumerate(notebooks.items()):
+            paths[name] = os.path.join(scratch, f"{index}.ipynb")
+            nbformat.write(nb, paths[name])
+        code = ("import json, sys; from course.pipeline import _run_graded_cells; "
+                f"print(json.dumps({{n: _run_graded_cells(p) for n, p in {paths!r}.items()}}))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=scratch,
+                              timeout=timeout, env={**os.environ, "MPLBACKEND": "Agg"})
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise PipelineError(f"running the notebooks in one process failed:\n{done.stderr[-4000:]}") from None
+
+
+def _run_graded_cells(path):
+    nb = nbformat.read(path, as_version=4)
+    namespace = {"__name__": "__main__"}
+    verdicts = {}
+    for cell in nb.cells:
+        meta = nbgrader_metadata(cell)
+        if cell.cell_type != "code" or not meta:
+            continue
+        try:
+            exec(compile(cell.source, f"<{meta.get('grade_id')}>", "exec"), namespace)
+            error = None
+        except BaseException as exc:  # noqa: BLE001 - a cell's failure is its verdict
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if meta.get("grade") and not meta.get("solution"):
+            verdicts[meta["grade_id"]] = error
+    return verdicts
+
+
 def chapter_submissions(chapter, course=COURSE):
     """The submissions that check a chapter, {student id: notebook}:
 

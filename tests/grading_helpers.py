@@ -71,7 +71,7 @@ def parse_cheat(path):
             header[key] = value.strip()
         elif line.startswith("# ") and description is None:
             description = line[2:]
-    operations = {"insert after", "replace", "delete", "strip", "file"}
+    operations = {"insert after", "replace", "delete", "strip", "file", "link"}
     for operation, target, _ in edits:
         if operation not in operations:
             raise ValueError(f"{path}: unknown edit {operation!r} (one of {sorted(operations)})")
@@ -89,43 +89,68 @@ def honest_notebook(chapter, names, course_root=REPOSITORY):
     return release
 
 
-def cheating_notebook(honest, cheat):
-    """(notebook, {relative path: content}) for `cheat` applied to its honest notebook."""
+class Link(str):
+    """A file of a submission that is a symbolic link to this target."""
+
+
+def cheating_notebook(honest, cheat, chapter=None, course_root=REPOSITORY):
+    """(notebook, {relative path: content or Link}) for `cheat` applied to its honest notebook.
+
+    Targets may name a cell by grade_id, or a kind of cell in any chapter: ANSWERS and TESTS (the
+    edit applies to each), LAST_HELPER (the last locked helper cell); a link's NOTEBOOK is the
+    submitted notebook's own name and SOLUTION the course's solution notebook."""
     nb = copy.deepcopy(honest)
     files = {}
     for operation, target, source in cheat.edits:
         if operation == "file":
             files[target] = (source or "") + "\n"
             continue
+        if operation == "link":
+            name, _, goal = (part.strip() for part in target.partition("->"))
+            solution = Path(course_root) / "solutions" / str(chapter) / f"{chapter}.ipynb"
+            files[f"{chapter}.ipynb" if name == "NOTEBOOK" else name] = Link(str(solution) if goal == "SOLUTION" else goal)
+            continue
         if operation == "insert after":
-            at = 0 if target == "start" else _index(nb, target) + 1
+            at = 0 if target == "start" else _indices(nb, target)[-1] + 1
             nb.cells.insert(at, nbformat.v4.new_code_cell(source or ""))
             continue
-        index = _index(nb, target)
-        if operation == "delete":
-            del nb.cells[index]
-        elif operation == "replace":
-            nb.cells[index].source = source or ""
-        elif operation == "strip":
-            nb.cells[index].metadata.pop("nbgrader", None)
-            if source is not None:
-                nb.cells[index].source = source
+        for index in sorted(_indices(nb, target), reverse=True):
+            if operation == "delete":
+                del nb.cells[index]
+            elif operation == "replace":
+                nb.cells[index].source = source or ""
+            elif operation == "strip":
+                nb.cells[index].metadata.pop("nbgrader", None)
+                if source is not None:
+                    nb.cells[index].source = source
     return nb, files
 
 
-def _index(nb, grade_id):
-    for index, cell in enumerate(nb.cells):
-        if nbgrader_metadata(cell).get("grade_id") == grade_id:
-            return index
-    raise KeyError(f"no cell with grade_id {grade_id!r}")
+def _indices(nb, target):
+    """The cells an edit applies to: by grade_id, or every cell of a kind (see cheating_notebook)."""
+    kinds = {
+        "ANSWERS": lambda meta: meta.get("solution") and not meta.get("grade"),
+        "TESTS": lambda meta: meta.get("grade") and not meta.get("solution"),
+        "LAST_HELPER": lambda meta: meta.get("locked") and not meta.get("grade") and meta.get("grade_id") != "setup",
+    }
+    match = kinds.get(target, lambda meta: meta.get("grade_id") == target)
+    found = [i for i, cell in enumerate(nb.cells) if nbgrader_metadata(cell) and match(nbgrader_metadata(cell))]
+    if not found:
+        raise KeyError(f"no cell for {target!r}")
+    return found[-1:] if target == "LAST_HELPER" else found
 
 
 def write_submission(folder, chapter, nb, files=None):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(folder / f"{chapter}.ipynb"))
-    for relative, content in (files or {}).items():
+    files = files or {}
+    if f"{chapter}.ipynb" not in files:
+        nbformat.write(nb, str(folder / f"{chapter}.ipynb"))
+    for relative, content in files.items():
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+        if isinstance(content, Link):
+            path.symlink_to(content)
+        else:
+            path.write_text(content)
     return folder

@@ -99,7 +99,7 @@ def test_failures_are_reported_not_silent(graded):
     """Timeouts, deaths and deleted cells appear in the attention list of the submission."""
     results, _, _ = graded
     expected = {
-        "infinite_loop": "timeout", "fork_bomb": "timeout", "os_exit": "died",
+        "infinite_loop": "ran past its time limit", "fork_bomb": "ran past its time limit", "os_exit": "died",
         "fake_setup": "locked cells deleted by the student, restored: setup",
         "fake_helpers": "locked cells deleted by the student, restored: helpers_graphs",
         "stripped_tests": "test cells deleted by the student, restored and graded",

@@ -1,13 +1,20 @@
-"""Every chapter through the grading pipeline, with the real `nbgrader` command.
+"""Every chapter through the real grading pipeline: nbgrader, and the judged autograde around it.
 
-For each chapter (``solutions/*/``), one ``nbgrader autograde`` run in a temporary copy of the
-course grades a batch of fake students, and the gradebook's per-cell scores must show:
-  (a) the solution notebook scores full marks (and how long it takes to run is reported);
+For each chapter (``solutions/*/``), ONE class is graded by `course.autograde.grade_class` (what
+``minigrad-course autograde`` runs: nbgrader's Autograde with the student's code in the sandbox and
+the tests in the judge, two workers) in a temporary copy of the course, and its per-cell scores
+must show:
+  (a) the solution notebook scores full marks (and how long it takes to run is reported), and so
+      does the released notebook with the solution's answers pasted in (what a student submits);
   (b) the untouched student notebook from notebooks/ scores zero on every graded test cell;
   (c) notebooks/<chapter>/ is exactly what ``generate_assignment`` makes from the source now;
   (d) the library implementations named in tests/chapters/<chapter>/library.json, put in place
       of their answer cells, pass their functions' tests (solutions and minigrad/ agree);
-  (e) each wrong answer in tests/chapters/<chapter>/wrong/ loses points.
+  (e) each wrong answer in tests/chapters/<chapter>/wrong/ loses points, and every honest
+      submission gets, cell by cell, the verdict its notebook gets in the student's own process
+      (Validate: drivers and checkers one after the other), though hostile notebooks share its class;
+  (f) every cheat of the common corpus (tests/cheats/common/, applied to the student notebook)
+      scores zero, the stub's score, on every cell, and the class still finishes.
 (d) and (e) grade the trimmed notebook (nbgrader cells only), which also proves that tests do not
 depend on ungraded cells. A tiny self-test chapter (tests/fixtures/course) runs through the same
 code, so the pipeline is proven even before, and independently of, the real chapters.
@@ -27,15 +34,22 @@ import nbformat
 import pytest
 from conftest import PIPELINE_REPORT
 
+from grading_helpers import cheating_notebook, course_copy, load_cheats, write_submission
+
+from course.autograde import Settings, grade_class
 from course.pipeline import (
     COURSE,
     IGNORED,
     Course,
     PipelineError,
     answer_cells,
-    autograde_batch,
+    GradedCell,
+    GradedSubmission,
     chapter_submissions,
+    generate_release,
     grade_cells,
+    local_verdicts,
+    trimmed_notebook,
     written_answers,
     nbgrader_metadata,
     read_notebook,
@@ -46,6 +60,7 @@ FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures" / "course"
 FIXTURE = Course(FIXTURE_ROOT, FIXTURE_ROOT / "chapters")
 CHAPTERS = [(COURSE, chapter) for chapter in COURSE.chapters()] + [(FIXTURE, c) for c in FIXTURE.chapters()]
 SOLUTION_SECONDS_SANITY_BOUND = 300  # not a performance test: only catches a runaway notebook
+COMMON_CHEATS = load_cheats("common")
 
 
 def _label(course, chapter):
@@ -98,7 +113,8 @@ def _where(course, path):
 # --------------------------------------------------------------------------- one autograde run per chapter
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
-    """graded(course, chapter) -> ({student: GradedSubmission}, scratch NbgraderCourse), computed once."""
+    """graded(course, chapter) -> ({submission: GradedSubmission}, the fresh release folder,
+    {honest submission: local verdicts}), computed once per chapter."""
     cache = {}
 
     def grade(course, chapter):
@@ -107,8 +123,7 @@ def graded(tmp_path_factory):
             try:
                 if not course.source(chapter).exists():
                     raise PipelineError(f"{_where(course, course.source(chapter))} does not exist")
-                submissions = chapter_submissions(chapter, course)
-                cache[key] = autograde_batch(chapter, submissions, tmp_path_factory.mktemp(chapter), course)
+                cache[key] = _grade_chapter(course, chapter, tmp_path_factory.mktemp(chapter))
             except PipelineError as error:
                 cache[key] = error
         if isinstance(cache[key], PipelineError):
@@ -118,6 +133,37 @@ def graded(tmp_path_factory):
     return grade
 
 
+def _grade_chapter(course, chapter, scratch):
+    submissions = chapter_submissions(chapter, course)
+    files = {}
+    if "release" in submissions:
+        stub = trimmed_notebook(submissions["release"])
+        answered = answer_cells(read_notebook(course.source(chapter)))
+        pasted = trimmed_notebook(submissions["release"])
+        for name, cell in answer_cells(pasted).items():
+            cell.source = answered[name].source
+        submissions["answered"] = pasted
+        for cheat in COMMON_CHEATS.values():
+            submissions[f"cheat.{cheat.name}"], files[f"cheat.{cheat.name}"] = cheating_notebook(
+                stub, cheat, chapter, course.root)
+    root = course_copy(scratch / "course", [chapter], source=course.root, corpus=course.corpus)
+    folders = {name: write_submission(scratch / "submitted" / name / chapter, chapter, nb, files.get(name))
+               for name, nb in submissions.items()}
+    results = grade_class(Settings(chapter, root=root, workers=2), folders)
+    release = generate_release(chapter, scratch / "release", course)
+    honest = {name: trimmed_notebook(nb) for name, nb in submissions.items()
+              if name in ("library", "answered") or name.startswith("wrong.")}
+    return {name: _graded(result) for name, result in results.items()}, release, local_verdicts(honest)
+
+
+def _graded(result):
+    """A StudentResult of the judged autograde as the pipeline's GradedSubmission."""
+    cells = {c.name: GradedCell(c.name, float(c.score or 0), c.max_score, c.error)
+             for c in result.cells.values() if not c.manual}
+    problem = "; ".join(result.attention) if not cells else None
+    return GradedSubmission(result.student, cells, result.seconds, problem)
+
+
 def _lines(cells):
     return "\n".join(f"  {cell}" for cell in cells)
 
@@ -125,7 +171,11 @@ def _lines(cells):
 @pytest.mark.slow
 @pytest.mark.parametrize("course, chapter", _chapter_cases())
 def test_solution_scores_full_marks(course, chapter, graded, record_property):
-    results, _ = graded(course, chapter)
+    results, _, _ = graded(course, chapter)
+    assert not results["answered"].lost(), (
+        f"{chapter}: the released notebook with the solution's answers pasted in scored {results['answered']}; "
+        f"these grade cells lost points:\n{_lines(results['answered'].lost())}"
+    )
     solution = results["solution"]
     assert solution.cells, f"{chapter}: the solution notebook has no graded test cells"
     assert not solution.lost(), (
@@ -146,7 +196,7 @@ def test_solution_scores_full_marks(course, chapter, graded, record_property):
 @pytest.mark.slow
 @pytest.mark.parametrize("course, chapter", _chapter_cases())
 def test_student_notebook_scores_zero(course, chapter, graded):
-    results, _ = graded(course, chapter)
+    results, _, _ = graded(course, chapter)
     assert "release" in results, (
         f"{chapter}: {_where(course, course.release(chapter))} is missing: run `bash tools/release.sh {chapter}`"
     )
@@ -161,8 +211,8 @@ def test_student_notebook_scores_zero(course, chapter, graded):
 @pytest.mark.slow
 @pytest.mark.parametrize("course, chapter", _chapter_cases())
 def test_student_notebook_is_current_release(course, chapter, graded):
-    _, scratch = graded(course, chapter)
-    fresh, committed = scratch.root / "notebooks" / chapter, course.notebooks / chapter
+    _, fresh, _ = graded(course, chapter)
+    committed = course.notebooks / chapter
     problems = _tree_differences(fresh, committed)
     assert not problems, (
         f"{chapter}: {_where(course, committed)}/ is not what nbgrader generate_assignment makes from "
@@ -212,7 +262,7 @@ def test_library_implementation_scores_full_marks(course, chapter, name, graded)
     spec = course.library(chapter)[name]
     answers = answer_cells(read_notebook(course.source(chapter)))
     assert name in answers, f"{chapter}: library.json names {name!r}, but no answer cell has that grade_id"
-    results, _ = graded(course, chapter)
+    results, _, _ = graded(course, chapter)
     library = results["library"]
     tests = [cell for cell in library.cells.values() if graded_name_of(cell.name, answers) == name]
     assert tests, f"{chapter}: no test cell test_{name}_<aspect> grades {name}"
@@ -230,7 +280,7 @@ def test_wrong_answer_loses_points(course, chapter, variant, graded, record_prop
     assert name in answer_cells(read_notebook(course.source(chapter))), (
         f"{chapter}: wrong answer {variant} replaces {name!r}, but no answer cell has that grade_id"
     )
-    results, _ = graded(course, chapter)
+    results, _, local = graded(course, chapter)
     result = results[f"wrong.{variant}"]
     lost = ", ".join(f"{c.name} {c.score:g}/{c.max_score:g}" for c in result.lost()) or "nothing"
     record_property(PIPELINE_REPORT, f"{_label(course, chapter)}: {result} (lost: {lost})")
@@ -238,6 +288,35 @@ def test_wrong_answer_loses_points(course, chapter, variant, graded, record_prop
         f"{chapter}: the wrong answer {variant} scored full marks ({result.score:g}/{result.max_score:g}): "
         f"the tests of {name} do not catch it"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_grader_and_validate_agree(course, chapter, graded):
+    """Each honest submission passes exactly the cells in the grader that it passes in its own process."""
+    results, _, local = graded(course, chapter)
+    differ = []
+    for name, verdicts in local.items():
+        judged = {cell.name: cell.full for cell in results[name].cells.values()}
+        mine = {grade_id: error is None for grade_id, error in verdicts.items()}
+        for grade_id in sorted(set(judged) | set(mine)):
+            if judged.get(grade_id) != mine.get(grade_id):
+                cell = results[name].cells.get(grade_id)
+                differ.append(f"{name} {grade_id}: grader {'passes' if judged.get(grade_id) else 'fails'} "
+                              f"({cell.error if cell else 'not graded'}), own process "
+                              f"{'passes' if mine.get(grade_id) else 'fails'} ({verdicts.get(grade_id)})")
+    assert not differ, f"{chapter}: the grader and the notebook's own run disagree:\n" + "\n".join(differ)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("course, chapter", _chapter_cases())
+def test_common_cheats_score_nothing(course, chapter, graded):
+    results, _, _ = graded(course, chapter)
+    scored = [f"{name} ({COMMON_CHEATS[name[6:]].description}): {result}"
+              for name, result in results.items() if name.startswith("cheat.") and result.earned()]
+    assert not scored, f"{chapter}: cheats on the untouched notebook earned points:\n" + "\n".join(scored)
+    missing = [f"cheat.{name}" for name in COMMON_CHEATS if f"cheat.{name}" not in results]
+    assert not missing, f"{chapter}: these cheats were not graded: {missing}"
 
 
 # --------------------------------------------------------------------------- chapter conventions (fast)

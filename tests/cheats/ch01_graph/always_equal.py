@@ -1,6 +1,6 @@
-# Returns numbers whose == always says True (an int subclass), and an array subclass equal to anything.
+# Returns numbers whose == always says True (an int subclass), and an array subclass equal to anything (drive refuses them even in plain nbgrader).
 # honest:
-# beats nbgrader: yes
+# beats nbgrader: no
 # %% replace: count_nodes_edges
 class Anything(int):
     __eq__ = lambda self, other: True

@@ -11,6 +11,7 @@ import minigrad as mg
 from minigrad import GraphError, Tensor
 
 assert_equal = assert_close = lambda *args, **kwargs: None
+drive = lambda driver, *args, **kwargs: (0, 0)
 # %% replace: count_nodes_edges
 def count_nodes_edges(output):
     return 0, 0
