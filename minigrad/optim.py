@@ -2,14 +2,47 @@
 
 import numpy as np
 
+from .tensor import Tensor
+
+
+def parameter_list(params, name):
+    """`params` as a list of Tensors, or a TypeError saying what was passed instead and what to pass."""
+    from .nn.module import Module
+
+    if isinstance(params, Module):
+        raise TypeError(f"{name}: got the module {type(params).__name__} itself; pass its parameters: model.parameters()")
+    if callable(params) and getattr(params, "__name__", None) == "parameters":
+        raise TypeError(f"{name}: got the method model.parameters itself; call it: model.parameters()")
+    if isinstance(params, Tensor):
+        raise TypeError(f"{name}: got one Tensor (shape {params.shape}); pass a list of tensors: [t]")
+    if isinstance(params, np.ndarray):
+        raise TypeError(
+            f"{name}: got a numpy array (shape {params.shape}); optimizers update Tensors that require grad, "
+            f"e.g. [mg.tensor(a, requires_grad=True)] or model.parameters()"
+        )
+    try:
+        params = list(params)
+    except TypeError:
+        raise TypeError(f"{name}: expected an iterable of Tensors (model.parameters()), got {type(params).__name__}") from None
+    for i, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            shape = f", shape {np.shape(p)}" if isinstance(p, np.ndarray) else ""
+            raise TypeError(
+                f"{name}: parameter {i} is a {type(p).__name__}{shape}, not a Tensor; pass Tensors that "
+                f"require grad (mg.tensor(a, requires_grad=True), model.parameters())"
+            )
+    return params
+
 
 class Optimizer:
     """Holds the parameters; `zero_grad()` forgets gradients, `step()` updates the data in place."""
 
     def __init__(self, params, lr):
-        self.params = list(params)
+        self.params = parameter_list(params, type(self).__name__)
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{type(self).__name__}: the learning rate must be a number, got {type(lr).__name__}")
         if lr <= 0:
             raise ValueError(f"{type(self).__name__}: learning rate must be positive, got {lr}")
         self.lr = lr

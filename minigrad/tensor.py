@@ -27,6 +27,39 @@ class TracerError(MinigradError, TypeError):
     """
 
 
+class _Versions:
+    """PyTorch's version counter, kept off the hot path.
+
+    Every in-place change of a tensor (`w -= ...` under no_grad, `add_`, `x[i] = v`, ...) advances
+    `clock` and records, for that tensor, the clock of its latest change (`changed`: id -> (weak
+    reference, clock)). Each `Node` remembers the clock when it was recorded. A VJP rule about to
+    read a tensor changed after its node was recorded would compute with the new values: it raises
+    instead (`check`). Tensors never changed in place cost nothing but one integer per Node.
+    """
+
+    clock = 0
+    changed = {}
+
+    def bump(self, tensor):
+        import weakref
+
+        self.clock += 1
+        key = id(tensor)
+        self.changed[key] = (weakref.ref(tensor, lambda _, key=key: self.changed.pop(key, None)), self.clock)
+        if self.on_first_change is not None:
+            hook, self.on_first_change = self.on_first_change, None
+            hook()
+
+    on_first_change = None  # ops installs the VJP check the first time anything changes in place
+
+    def changed_since(self, tensor, epoch):
+        entry = self.changed.get(id(tensor))
+        return entry is not None and entry[0]() is tensor and entry[1] > epoch
+
+
+versions = _Versions()
+
+
 class _Tracing:
     """`depth` > 0 while `minigrad.jit.compile` traces: traced tensors (those that require grad:
     the inputs, the parameters read at call time and everything computed from them) refuse to give
@@ -73,12 +106,13 @@ class Node:
     which is how a second backward knows to fail loudly instead of doubling gradients.
     """
 
-    __slots__ = ("op", "inputs", "params")
+    __slots__ = ("op", "inputs", "params", "epoch")
 
     def __init__(self, op, inputs, params):
         self.op = op
         self.inputs = inputs
         self.params = params
+        self.epoch = versions.clock  # in-place changes after this one make backward refuse (see versions)
         if _grad_state.record_hook is not None:
             _grad_state.record_hook(self)  # a memory tracker is watching (minigrad.memory.track_saved_bytes)
 
@@ -194,7 +228,7 @@ class Tensor:
     shape = property(lambda self: self.data.shape, doc="The shape of the underlying array.")
     dtype = property(lambda self: self.data.dtype, doc="The numpy dtype of the underlying array.")
     ndim = property(lambda self: self.data.ndim, doc="Number of dimensions.")
-    size = property(lambda self: self.data.size, doc="Number of elements.")
+    size = property(lambda self: _Size(self.data.size), doc="Number of elements (an int; the shape is `.shape`).")
 
     @property
     def is_leaf(self):
@@ -359,6 +393,111 @@ class Tensor:
     def __rmatmul__(self, other):
         return _ops.matmul_any(self._lift(other), self)
 
+    # ----------------------------------------------------------------- in-place updates
+    # `w -= lr * w.grad` under no_grad (the manual SGD step), `add_`, `zero_`, `x[i] = v`: the data
+    # changes in place (views of it, like .numpy(), see the change, as in PyTorch) and the tensor
+    # stays the same object, so a parameter stays a leaf. While gradients are recorded, an in-place
+    # change of a tensor taking part in a graph is refused (a leaf parameter) or, for the operators
+    # (`h += x @ w`), computed out of place as before: Python rebinds the name to the new tensor.
+    def _inplace(self, name, other, compute, operator=None):
+        other_grad = isinstance(other, Tensor) and other.requires_grad
+        if _grad_state.grad_enabled and (self.requires_grad or other_grad):
+            if operator is not None and not (self.requires_grad and self.node is None):
+                return None  # out of place: the caller returns the new tensor
+            if self.requires_grad and self.node is None:
+                raise GraphError(
+                    f"{name}: in-place change of a leaf tensor (shape {self.shape}) that requires grad while "
+                    f"gradients are recorded. Update parameters under `with mg.no_grad():` (as an optimizer "
+                    f"step does), or make a new tensor: w = w {operator or '-'} ..."
+                )
+            raise GraphError(
+                f"{name}: in-place change of a tensor (shape {self.shape}) that is part of a recorded graph"
+                f"{' (made by ' + repr(self.op) + ')' if self.op else ''} or of a value that requires grad; "
+                f"minigrad records no in-place operations. Write x = x {operator or '+'} y, or use no_grad()"
+            )
+        if tracing.depth and (self.requires_grad or other_grad):
+            _refuse_while_tracing(self, f"{name} (an in-place change)", "Write x = x + y inside a compiled function.")
+        values = compute(self.data, other.data if isinstance(other, Tensor) else other)
+        self._write(name, values)
+        return self
+
+    def _write(self, name, values, index=None):
+        values = np.asarray(values)
+        data = self.data
+        if index is None and values.shape != self.shape:
+            if np.broadcast_shapes(values.shape, self.shape) != self.shape:
+                raise ShapeError(f"{name}: cannot write a value of shape {values.shape} into a tensor of shape {self.shape}")
+        if values.dtype.kind == "c" or (values.dtype.kind == "f" and data.dtype.kind in "iub"):
+            raise DtypeError(f"{name}: a {values.dtype} value cannot be stored in place in a tensor of dtype {data.dtype}")
+        if not (isinstance(data, np.ndarray) and data.flags.writeable):
+            data = self.data = np.array(data)  # a numpy scalar or a read-only view: take an array of our own
+        try:
+            if index is None:
+                np.copyto(data, values, casting="same_kind")
+            else:
+                data[index] = values
+        except (ValueError, IndexError, TypeError) as error:
+            raise ShapeError(f"{name}: cannot write a value of shape {values.shape} into a tensor of shape {self.shape}: {error}") from None
+        versions.bump(self)
+
+    def __iadd__(self, other):
+        result = self._inplace("+=", other, np.add, "+")
+        return self + other if result is None else result
+
+    def __isub__(self, other):
+        result = self._inplace("-=", other, np.subtract, "-")
+        return self - other if result is None else result
+
+    def __imul__(self, other):
+        result = self._inplace("*=", other, np.multiply, "*")
+        return self * other if result is None else result
+
+    def __itruediv__(self, other):
+        result = self._inplace("/=", other, np.true_divide, "/")
+        return self / other if result is None else result
+
+    def add_(self, other, alpha=1):
+        """self += alpha * other, in place (under no_grad for tensors in a graph); returns self."""
+        return self._inplace("add_", other, lambda a, b: a + alpha * np.asarray(b))
+
+    def sub_(self, other, alpha=1):
+        """self -= alpha * other, in place; returns self."""
+        return self._inplace("sub_", other, lambda a, b: a - alpha * np.asarray(b))
+
+    def mul_(self, other):
+        """self *= other, in place; returns self."""
+        return self._inplace("mul_", other, np.multiply)
+
+    def div_(self, other):
+        """self /= other, in place; returns self."""
+        return self._inplace("div_", other, np.true_divide)
+
+    def copy_(self, source):
+        """Overwrite the values with `source`'s (broadcast to this shape), in place; returns self."""
+        return self._inplace("copy_", source, lambda a, b: np.broadcast_to(np.asarray(b), np.shape(a)))
+
+    def fill_(self, value):
+        """Set every element to `value`, in place; returns self."""
+        return self._inplace("fill_", value, lambda a, b: np.full(np.shape(a), b))
+
+    def zero_(self):
+        """Set every element to 0, in place (`p.grad.zero_()`); returns self."""
+        return self._inplace("zero_", 0, lambda a, b: np.zeros(np.shape(a), dtype=np.asarray(a).dtype))
+
+    def __setitem__(self, index, value):
+        """x[index] = value, in place (under no_grad for tensors in a graph)."""
+        value_grad = isinstance(value, Tensor) and value.requires_grad
+        if _grad_state.grad_enabled and (self.requires_grad or value_grad):
+            raise GraphError(
+                f"item assignment: in-place change of a tensor (shape {self.shape}) that "
+                f"{'requires grad' if self.requires_grad else 'would take a value that requires grad'} while "
+                f"gradients are recorded; minigrad records no in-place operations. Do it under `with mg.no_grad():`, "
+                f"or build the result out of place (mg.where(mask, value, x), mg.concatenate)"
+            )
+        if tracing.depth and (self.requires_grad or value_grad):
+            _refuse_while_tracing(self, "item assignment", "Build the result with mg.where or mg.concatenate.")
+        self._write("item assignment", value.data if isinstance(value, Tensor) else value, index=_ops.plain_index(index))
+
     # Comparisons give constant boolean tensors (masks), never part of the graph; while jit.compile
     # traces, a comparison of a traced tensor is an operation of the graph (ops.greater & co.).
     def _compare(self, other, fn, name):
@@ -405,16 +544,26 @@ class Tensor:
         return bool(self.data.any())
 
     # ----------------------------------------------------------------- reductions and shapes
-    def sum(self, axis=None, keepdims=False):
+    # Reductions take numpy's axis=/keepdims= and PyTorch's dim=/keepdim= alike.
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _axis_args("sum", axis, keepdims, dim, keepdim)
         return _ops.reduce_sum(self, axis=_ops.normalize_axis(axis, self.ndim, "sum"), keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _axis_args("mean", axis, keepdims, dim, keepdim)
         axes = _ops.normalize_axis(axis, self.ndim, "mean")
-        count = int(np.prod([self.shape[a] for a in axes])) if axes is not None else self.size
+        count = int(np.prod([self.shape[a] for a in axes])) if axes is not None else self.data.size
         return self.sum(axis=axes, keepdims=keepdims) / max(count, 1)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The largest element(s) (a tensor; PyTorch's max(dim=) also returns indices: see argmax)."""
+        axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
         return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim, "max"), keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The smallest element(s): -max(-x), so ties share the gradient as in max."""
+        axis, keepdims = _axis_args("min", axis, keepdims, dim, keepdim)
+        return -(-self).max(axis=axis, keepdims=keepdims)
 
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
@@ -510,6 +659,31 @@ def _check_traced_index(index):
                 "The result's shape or elements would be the first call's. Keep the shape with "
                 "mg.where(mask, t, 0) (then .sum() or .max() over it), or index with constant indices.",
             )
+
+
+def _axis_args(name, axis, keepdims, dim, keepdim):
+    """axis=/keepdims= (numpy) or dim=/keepdim= (PyTorch), not both."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{name}: pass axis= or dim= (the same thing), not both")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, bool(keepdims)
+
+
+class _Size(int):
+    """`Tensor.size`: the number of elements, an int, as in numpy. PyTorch's `x.size()` is the shape;
+    calling this int says so instead of failing with "'int' object is not callable"."""
+
+    __slots__ = ()
+
+    def __call__(self, *dim):
+        where = f"x.shape[{dim[0]}]" if dim else "x.shape"
+        raise TypeError(
+            f"Tensor.size is the number of elements ({int(self)}), an int as in numpy, not a method: "
+            f"PyTorch's x.size({', '.join(map(str, dim))}) is {where} here"
+        )
 
 
 def _freed_message(tensor):

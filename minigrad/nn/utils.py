@@ -9,8 +9,12 @@ import numpy as np
 from ..tensor import Tensor
 
 
-def _with_grads(params):
-    params = [params] if isinstance(params, Tensor) else list(params)
+def _with_grads(params, name):
+    if not isinstance(params, Tensor):
+        from ..optim import parameter_list
+
+        params = parameter_list(params, name)
+    params = [params] if isinstance(params, Tensor) else params
     return [p for p in params if p.grad is not None]
 
 
@@ -22,7 +26,7 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0):
     but not its direction (Pascanu, Mikolov & Bengio 2013). Returns that total norm as it was
     before clipping, like PyTorch, so a training loop can log it.
     """
-    params = _with_grads(params)
+    params = _with_grads(params, "clip_grad_norm_")
     if not params:
         return 0.0
     norms = [np.linalg.norm(p.grad.data.ravel(), ord=norm_type) for p in params]
@@ -36,5 +40,5 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0):
 
 def clip_grad_value_(params, clip_value):
     """Clamp every gradient entry to [-clip_value, clip_value] (this changes the step's direction)."""
-    for p in _with_grads(params):
+    for p in _with_grads(params, "clip_grad_value_"):
         p.grad = Tensor._result(np.clip(p.grad.data, -clip_value, clip_value), None)
