@@ -195,7 +195,9 @@ def test_numba_backend_float32_mlp_layer(fast_math):
         for got, want in zip(grads, expected_grads, strict=True):
             np.testing.assert_allclose(got.data, want.data, rtol=2e-4, atol=2e-6)
     source = compiled.source
-    assert ("tanh_f32(" in source) == fast_math and ("math.tanh(" in source) != fast_math
+    expected = "tanh_f32(" if fast_math else "tanh_f32_accurate("
+    assert expected in source and "math.tanh(" not in source, "float32 tanh: fastmath's vectorisable function"
+    assert ("sigmoid_f32(" if fast_math else "sigmoid_f32_accurate(") in source
     assert ": linear_epilogue" in source, "x @ w + b with k = 8: one kernel for the product and what follows"
 
 

@@ -19,6 +19,14 @@ Size-one operands (scalars) are loaded once, before the loops.
 Types follow the traced graph: every operation computes in the dtype the trace recorded for it
 (operands of another dtype are converted first, as numpy's ufunc loops do), and constants are typed
 literals, so a float32 graph never silently computes in float64.
+
+Math functions: in float32 CPU kernels, tanh, exp and sigmoid are the vectorisable functions of
+`minigrad.jit.fastmath` (accurate to 1-2.5 ulp by default, its cheaper approximations with
+`fast_math=True`), so that a loop calling them still compiles to SIMD code; `math.tanh` would be a
+call into the C library per element. Every CPU loop also calls `prefer_wide_vectors()`, which lets
+LLVM use 512-bit registers on CPUs with AVX-512. Other functions, float64 kernels and CUDA kernels
+use `math` (on CUDA: the device's libdevice functions). Sigmoid is always 1 / (1 + e^-x) on the
+right and e^x / (1 + e^x) on the left: it neither overflows nor cancels.
 """
 
 import dataclasses
@@ -36,7 +44,9 @@ import numpy as np
 PARALLEL_THRESHOLD = 1 << 20
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 VIEWS = frozenset({"broadcast_to", "reshape"})  # inside a body: a view of an input
-FAST_FUNCTIONS = {"tanh": "tanh_f32", "exp": "exp_f32"}  # minigrad.jit.fastmath, float32 only
+# minigrad.jit.fastmath's float32 functions, by name of the operation
+ACCURATE_FUNCTIONS = {"tanh": "tanh_f32_accurate", "exp": "exp_f32_accurate", "sigmoid": "sigmoid_f32_accurate"}
+FAST_FUNCTIONS = {"tanh": "tanh_f32", "exp": "exp_f32", "sigmoid": "sigmoid_f32"}
 NUMBA_TYPES = {"bool": "boolean"}  # numpy dtype name -> numba type name, where they differ
 
 
@@ -88,7 +98,7 @@ class Layout:
         return not any(self.strides[k])
 
 
-def kernel_source(body, *, target="cpu", parallel=None, fast_math=False, cache=True):
+def kernel_source(body, *, target="cpu", parallel=None, fast_math=False, cache=True, libm=False):
     """The source of a module defining `kernel(*inputs, *conditions, out)` for a fused body.
 
     body: a Graph with one output: inputs, scalar constants, elementwise operations (and views),
@@ -98,23 +108,27 @@ def kernel_source(body, *, target="cpu", parallel=None, fast_math=False, cache=T
     array of the output's shape. Arrays must be C-contiguous (the explicit signature says so).
     target: "cpu" (numba.njit) or "cuda" (numba.cuda.jit).
     parallel: CPU only; None chooses parallel=True from PARALLEL_THRESHOLD elements on.
-    fast_math: float32 tanh and exp use the vectorisable approximations of `minigrad.jit.fastmath`
-        (relative error < 1e-6); on CUDA, numba's fastmath flag (the hardware's approximations).
+    fast_math: float32 tanh, exp and sigmoid use the cheaper approximations of `minigrad.jit.fastmath`
+        (relative error < 1e-6) instead of its accurate functions (within 1-2.5 ulp); on CUDA,
+        numba's fastmath flag (the hardware's approximations).
     cache: numba's on-disk cache (needs the source to live in a file, see `kernel_cache`).
+    libm: CPU only; tanh and exp call the C library through `math`, one element at a time, and no
+        wider vectors are asked for: the kernel as written naively, for comparison (chapter 9).
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"kernel_source: target must be 'cpu' or 'cuda', got {target!r}")
     out = body.node(body.outputs[0])
     if parallel is None:
         parallel = math.prod(out.shape) >= PARALLEL_THRESHOLD
-    return _Kernel(body, target, parallel and target == "cpu", fast_math, cache).source()
+    return _Kernel(body, target, parallel and target == "cpu", fast_math, cache, libm).source()
 
 
 class _Kernel:
     """Writes the source of one kernel (see `kernel_source`)."""
 
-    def __init__(self, body, target, parallel, fast_math, cache):
+    def __init__(self, body, target, parallel, fast_math, cache, libm=False):
         self.body, self.target, self.parallel, self.fast_math, self.cache = body, target, parallel, fast_math, cache
+        self.vector_math = target == "cpu" and not libm  # fastmath's functions and 512-bit vectors
         self.nodes = {n.id: n for n in body.nodes}
         self.out = self.nodes[body.outputs[0]]
         self.matmul = next((n for n in body.nodes if n.op == "matmul"), None)
@@ -204,7 +218,15 @@ class _Kernel:
         for d, n in enumerate(self.layout.shape):
             loop = "prange" if self.parallel and d == 0 else "range"
             lines.append("    " * d + f"for {index[d]} in {loop}({n}):")
-        return lines + ["    " * len(index) + line for line in self._element(index)]
+        return lines + ["    " * len(index) + line for line in self._wide() + self._element(index)]
+
+    def _wide(self):
+        """The call that lets LLVM vectorise the function around this loop with 512-bit registers
+        (inside the loop, so that it reaches the function Numba outlines for a prange loop too)."""
+        if not self.vector_math:
+            return []
+        self.imports.add(f"from minigrad.jit.fastmath import prefer_wide_vectors  # version {_fastmath_version()}")
+        return ["prefer_wide_vectors()"]
 
     def _cpu_matmul(self):
         """Row i of out accumulates x[i, :] @ W (the row stays in cache), then the epilogue runs on it."""
@@ -213,6 +235,7 @@ class _Kernel:
         inner = self.nodes[self.matmul.inputs[0]].shape[1]
         lines = [
             f"for i0 in {'prange' if self.parallel else 'range'}({n}):",
+            *(f"    {line}" for line in self._wide()),
             f"    for i1 in range({m}):",
             f"        outf[i0 * {m} + i1] = {self._literal(0, self.matmul.dtype)}",
             f"    for p in range({inner}):",
@@ -293,9 +316,14 @@ class _Kernel:
         return self.constants[text]
 
     def _function(self, name, dtype):
-        if self.fast_math and self.target == "cpu" and dtype == "float32" and name in FAST_FUNCTIONS:
-            self.imports.add(f"from minigrad.jit.fastmath import {FAST_FUNCTIONS[name]}  # version {_fastmath_version()}")
-            return FAST_FUNCTIONS[name]
+        """The name of the function computing op `name` in `dtype`: fastmath's vectorisable one for
+        float32 on the CPU, else `math`'s (None for sigmoid, which `math` does not have)."""
+        table = FAST_FUNCTIONS if self.fast_math else ACCURATE_FUNCTIONS
+        if self.vector_math and dtype == "float32" and name in table:
+            self.imports.add(f"from minigrad.jit.fastmath import {table[name]}  # version {_fastmath_version()}")
+            return table[name]
+        if name == "sigmoid":
+            return None
         self.imports.add("import math")
         return f"math.{name}"
 
@@ -309,9 +337,14 @@ class _Kernel:
             return f"-{a[0]}"
         if op in ("exp", "log", "sin", "cos", "tanh"):
             return f"{self._function(op, d)}({a[0]})"
-        if op == "sigmoid":  # the primitive's form, (tanh(x/2) + 1) / 2: no overflow for large |x|
-            half = self._literal(0.5, d)
-            return f"{half} * ({self._function('tanh', d)}({half} * {a[0]}) + {one})"
+        if op == "sigmoid":
+            function = self._function("sigmoid", d)
+            if function is not None:
+                return f"{function}({a[0]})"
+            # 1 / (1 + e^-x) right of 0, e^x / (1 + e^x) left of it: e^(-|x|) never overflows, and unlike
+            # (tanh(x/2) + 1) / 2 nothing cancels in the left tail (which that form rounds to 0)
+            exp = self._function("exp", d)
+            return f"{one} / ({one} + {exp}(-{a[0]})) if {a[0]} >= {zero} else {exp}({a[0]}) / ({one} + {exp}({a[0]}))"
         if op == "power":
             return self._power(a[0], float(params["exponent"]), d)
         if op == "relu":  # NaN < 0 is False: NaN passes through, as with np.maximum(x, 0)

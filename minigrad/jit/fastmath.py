@@ -1,36 +1,199 @@
-"""Vectorisable float32 `tanh` and `exp` for generated Numba kernels (`fast_math=True`).
+"""Vectorisable float32 `tanh`, `exp` and `sigmoid` for generated Numba kernels.
 
 Why these exist: inside a Numba loop, `math.tanh` and `math.exp` become calls into the C library
 (`tanhf`, `expf`), one element at a time. LLVM cannot turn a loop that calls an opaque function into
-SIMD code, so a fused GELU kernel spends its time in `tanhf` instead of moving memory. (Intel's SVML
-would supply vector versions; it is not available here.) The functions below use only additions,
-multiplications, one division, comparisons and a bit cast, all of which LLVM vectorises: a fused
+SIMD code, so a fused GELU kernel would spend its time in `tanhf` instead of moving memory. (Intel's
+SVML would supply vector versions, but Numba uses it only with an SVML-patched LLVM, which the
+llvmlite wheels from the package index do not have: `numba -s` says "SVML operational: False" even
+with `intel-cmplr-lib-rt` installed.) The functions below use only additions, multiplications,
+fused multiply-adds, one division, comparisons and bit casts, all of which LLVM vectorises: a fused
 kernel using them runs at memory speed.
 
-Both are for float32 only; float64 kernels keep the exact library functions.
+Two families, both float32 only (float64 kernels keep the C library's functions):
 
-* `tanh_f32`: Eigen's rational approximation (the one XLA and TensorFlow use on CPU): an odd
-  polynomial of degree 13 over an even one of degree 6, on x clamped to [-7.9053, 7.9053], where
-  float32 tanh is already ±1 to within half an ulp.
-* `exp_f32`: Cody-Waite range reduction x = k ln 2 + r with |r| <= ln(2)/2, a degree-7 polynomial for
-  e^r (Cephes' `expf` coefficients) and 2^k built directly in the exponent bits. Inputs below
-  -87.3365 (where e^x drops below float32's smallest normal number, 1.18e-38) give 0, above
-  88.7228 give inf, NaN gives NaN.
+* **accurate, the default** — `tanh_f32_accurate`, `exp_f32_accurate`, `sigmoid_f32_accurate`.
+  Errors in units in the last place (ulp) of the float32 result, against the float64 result, over
+  *every* float32 input (all 2^32 of them, `benchmarks/README.md` says how it was measured), are
+  below MAX_ULP_ERROR. Special values behave as numpy's: NaN stays NaN, exp overflows to inf above
+  88.72 and underflows gradually (subnormal results, 0 below -103.97), tanh(±inf) = ±1,
+  tanh(-0) = -0, sigmoid's left tail keeps its relative accuracy down to the subnormals.
+* **fast** (`fast_math=True`) — `tanh_f32`, `exp_f32`, `sigmoid_f32`: fewer operations, relative
+  error below MAX_RELATIVE_ERROR (about 8 ulp) for normal results; exp flushes results below
+  float32's smallest normal number (1.18e-38) to 0.
 
-MAX_RELATIVE_ERROR is the documented bound against the correctly rounded float64 result, for every
-float32 input whose result is a normal float32 number; tests/test_jit_fusion.py measures both
-functions on millions of points against it (measured: about 4e-7 for tanh, 1e-7 for exp; float32's
-own rounding is 6e-8).
+How the accurate ones work (Muller, "Elementary Functions", ch. 11; the same scheme as SLEEF and
+ARM's optimized-routines):
+
+* `exp`: x = n ln 2 + f with n an integer and |f| <= ln(2)/2 (Cody-Waite: ln 2 split in two parts,
+  the first with trailing zero bits so that n * LN2_HI is exact); e^f - 1 = f + f^2 P(f) with P a
+  degree-5 minimax polynomial (relative error 2e-9), evaluated with fused multiply-adds;
+  e^x = 2^n + 2^n (e^f - 1), one rounding. 2^n is written straight into the exponent bits, as two
+  factors so that subnormal results and the overflow to inf come out of the arithmetic itself.
+* `tanh`: |x| < 0.5: the odd polynomial |x| + |x|^3 S(x^2) (S minimax, degree 4); otherwise
+  q / (q + 2) with q = e^(2|x|) - 1 from the same reduction as exp: both terms are positive, so
+  nothing cancels. Both are computed and one is selected (a branch would stop vectorisation).
+* `sigmoid`: e = e^-|x| (never overflows), then 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0.
+  The usual (tanh(x/2) + 1) / 2 subtracts nearly equal numbers left of 0 and returns exactly 0 for
+  x <= -20 in float32; this form keeps the relative error at a few ulp down to x = -103.
+
+`prefer_wide_vectors()` is a no-op call generated kernels make inside their loops: it asks LLVM to
+vectorise the enclosing function with 512-bit registers where the CPU has AVX-512 (LLVM's default
+on Intel server cores is 256 bits); with twice the lanes per instruction a fused kernel with tanh
+keeps up with memory on one core.
 """
+
+import math
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-MAX_RELATIVE_ERROR = 1e-6
+MAX_RELATIVE_ERROR = 1e-6  # the fast functions, normal results
+MAX_ULP_ERROR = {"tanh": 1.5, "exp": 1.0, "sigmoid": 2.5}  # the accurate functions, every float32 input
 
-# tanh: numerator coefficients (odd powers x^1 ... x^13) and denominator (x^0 ... x^6), from Eigen.
+_I32, _F32 = ir.IntType(32), ir.FloatType()
+_WIDE_VECTORS = '"prefer-vector-width"="512"'
+
+
+# --------------------------------------------------------------------------- building blocks (LLVM)
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c with one rounding (LLVM's llvm.fma: one vectorisable instruction on CPUs with FMA,
+    which x86 has had since 2013; elsewhere a correct, slower library call). Same-type floats only."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
+
+@intrinsic
+def prefer_wide_vectors(typingctx):
+    """Marks the function being compiled with LLVM's "prefer-vector-width"="512" (no instruction is
+    emitted). Called inside a kernel's loop, it reaches the function the loop ends up in, which for a
+    `prange` loop is the one Numba outlines for its threads. llvmlite's `attributes.add` accepts only
+    the attribute names it lists, so the string attribute goes in through the underlying set; if a
+    future llvmlite stores attributes differently, the kernel simply keeps LLVM's default width."""
+
+    def codegen(context, builder, signature, args):
+        try:
+            set.add(builder.function.attributes, _WIDE_VECTORS)
+        except TypeError:
+            pass
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def _float32_from_bits(typingctx, bits):
+    """Reinterpret an int32's bits as a float32 (LLVM `bitcast`, vectorisable, unlike a call)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _F32)
+
+    return types.float32(types.int32), codegen
+
+
+def _power_of_two(builder, k):
+    """IR for the float32 2^k, for an int32 -126 <= k <= 127: k + 127 in the exponent field."""
+    return builder.bitcast(builder.shl(builder.add(k, ir.Constant(_I32, 127)), ir.Constant(_I32, 23)), _F32)
+
+
+_SHIFT = np.float32(1.5 * 2**23)  # x + SHIFT rounds x to an integer n, kept in the low bits: SHIFT + n
+_SHIFT_BITS = int(np.array([_SHIFT]).view(np.int32)[0])
+
+
+@intrinsic
+def _scale(typingctx, shifted):
+    """2^n from `shifted` = SHIFT + n, for -126 <= n <= 127."""
+
+    def codegen(context, builder, signature, args):
+        n = builder.sub(builder.bitcast(args[0], _I32), ir.Constant(_I32, _SHIFT_BITS))
+        return _power_of_two(builder, n)
+
+    return types.float32(types.float32), codegen
+
+
+@intrinsic
+def _scale_pair(typingctx, shifted):
+    """(2^(n - n // 2), 2^(n // 2)) from `shifted` = SHIFT + n, for -252 <= n <= 254: two normal
+    factors whose product is 2^n, also where 2^n itself is subnormal or overflows."""
+
+    def codegen(context, builder, signature, args):
+        n = builder.sub(builder.bitcast(args[0], _I32), ir.Constant(_I32, _SHIFT_BITS))
+        low = builder.ashr(n, ir.Constant(_I32, 1))
+        factors = [_power_of_two(builder, builder.sub(n, low)), _power_of_two(builder, low)]
+        return context.make_tuple(builder, signature.return_type, factors)
+
+    return types.UniTuple(types.float32, 2)(types.float32), codegen
+
+
+# --------------------------------------------------------------------------- the accurate functions
+_ONE, _TWO, _ZERO, _HALF = np.float32(1.0), np.float32(2.0), np.float32(0.0), np.float32(0.5)
+_LOG2E = np.float32(1.4426950408889634)
+_LN2_HI = np.float32(0.693145751953125)  # 16 significant bits: n * _LN2_HI is exact for |n| < 256
+_LN2_LO = np.float32(1.428606765330187e-06)  # ln 2 - _LN2_HI
+# e^f - 1 = f + f^2 (E0 + E1 f + ... + E5 f^5) on |f| <= ln(2)/2: minimax for the relative error
+_E0, _E1, _E2 = np.float32(0.5), np.float32(0.1666666567325592), np.float32(0.041666362434625626)
+_E3, _E4, _E5 = np.float32(0.008333389647305012), np.float32(0.0013940626522526145), np.float32(0.00019845877250190824)
+# tanh(a) = a + a^3 (T0 + T1 a^2 + ... + T4 a^8) on 0 <= a <= 0.5: minimax for the relative error
+_T0, _T1, _T2 = np.float32(-0.333333283662796), np.float32(0.13332964479923248), np.float32(-0.05389919504523277)
+_T3, _T4 = np.float32(0.021298011764883995), np.float32(-0.0066475230269134045)
+_EXP_HIGH = np.float32(89.0)  # clamps: beyond them the result is inf (e^89 > FLT_MAX) or 0 (e^-104 < 2^-150)
+_EXP_LOW = np.float32(-104.0)
+_TANH_2A_MAX = np.float32(18.5)  # 2|x| from which tanh(x) rounds to ±1 (1 - tanh(9.25) < 2^-25)
+
+
+@njit(inline="always", error_model="numpy")
+def _expm1_reduced(x):
+    """(e^f - 1, SHIFT + n) for x = n ln 2 + f, |f| <= ln(2)/2; |x| < 2^22."""
+    shifted = fma(x, _LOG2E, _SHIFT)
+    n = shifted - _SHIFT
+    f = fma(n, -_LN2_HI, x)  # exact (Sterbenz): x and n * _LN2_HI are within a factor 2 of each other
+    f = fma(n, -_LN2_LO, f)
+    p = fma(fma(fma(fma(fma(_E5, f, _E4), f, _E3), f, _E2), f, _E1), f, _E0)
+    return fma(f * f, p, f), shifted
+
+
+@njit(inline="always", error_model="numpy")
+def exp_f32_accurate(x):
+    """e^x for float32 x, within MAX_ULP_ERROR["exp"] ulp; gradual underflow, inf above 88.72; vectorisable."""
+    c = _EXP_HIGH if x > _EXP_HIGH else x  # written so that NaN passes through both clamps
+    c = _EXP_LOW if c < _EXP_LOW else c
+    em1, shifted = _expm1_reduced(c)
+    high, low = _scale_pair(shifted)
+    return fma(em1, high, high) * low
+
+
+@njit(inline="always", error_model="numpy")
+def tanh_f32_accurate(x):
+    """tanh(x) for float32 x, within MAX_ULP_ERROR["tanh"] ulp; vectorisable."""
+    a = abs(x)
+    a2 = a * _TWO
+    a2 = _TANH_2A_MAX if a2 > _TANH_2A_MAX else a2  # NaN passes through
+    em1, shifted = _expm1_reduced(a2)
+    scale = _scale(shifted)
+    q = fma(em1, scale, scale - _ONE)  # e^(2a) - 1 = 2^n (1 + em1) - 1, rounded once
+    large = q / (q + _TWO)
+    s = a * a
+    small = fma(a * s, fma(fma(fma(fma(_T4, s, _T3), s, _T2), s, _T1), s, _T0), a)
+    return math.copysign(small if a < _HALF else large, x)
+
+
+@njit(inline="always", error_model="numpy")
+def sigmoid_f32_accurate(x):
+    """1 / (1 + e^-x) for float32 x, within MAX_ULP_ERROR["sigmoid"] ulp, both tails; vectorisable."""
+    e = exp_f32_accurate(-abs(x))
+    return (_ONE if x >= _ZERO else e) / (_ONE + e)
+
+
+# --------------------------------------------------------------------------- the fast functions
+# tanh: Eigen's rational approximation (the one XLA and TensorFlow use on CPU): an odd polynomial of
+# degree 13 over an even one of degree 6, on x clamped to [-7.9053, 7.9053].
 TANH_CLAMP = np.float32(7.90531110763549805)
 TANH_SMALL = np.float32(0.0004)  # below this tanh(x) = x to float32 precision
 _A1, _A3, _A5 = np.float32(4.89352455891786e-03), np.float32(6.37261928875436e-04), np.float32(1.48572235717979e-05)
@@ -39,40 +202,29 @@ _A11, _A13 = np.float32(2.00018790482477e-13), np.float32(-2.76076847742355e-16)
 _B0, _B2 = np.float32(4.89352518554385e-03), np.float32(2.26843463243900e-03)
 _B4, _B6 = np.float32(1.18534705686654e-04), np.float32(1.19825839466702e-06)
 
-# exp: e^x = 2^k e^r, k = round(x / ln 2), r = x - k ln 2 computed in two parts (ln 2 = HI + LO) so
-# that k * HI is exact; e^r = 1 + r + r^2 (P0 + P1 r + ... + P5 r^5) (Cephes).
+# exp: Cody-Waite reduction, a degree-7 polynomial for e^r (Cephes' `expf` coefficients), 2^k built
+# in the exponent bits; results below float32's smallest normal number are flushed to 0.
 EXP_HIGH = np.float32(88.72283935546875)  # log(FLT_MAX): above, e^x overflows to inf
 EXP_LOW = np.float32(-87.3365478515625)  # log(FLT_MIN): below, e^x is subnormal; flushed to 0
-_LOG2E = np.float32(1.4426950408889634)
-_LN2_HI, _LN2_LO = np.float32(0.693359375), np.float32(-2.12194440e-4)
+_LN2_HI_C, _LN2_LO_C = np.float32(0.693359375), np.float32(-2.12194440e-4)
 _P0, _P1, _P2 = np.float32(5.0000001201e-1), np.float32(1.6666665459e-1), np.float32(4.1665795894e-2)
 _P3, _P4, _P5 = np.float32(8.3334519073e-3), np.float32(1.3981999507e-3), np.float32(1.9875691500e-4)
-_HALF, _ONE, _ZERO, _INF = np.float32(0.5), np.float32(1.0), np.float32(0.0), np.float32(np.inf)
+_INF = np.float32(np.inf)
 _BIAS, _MANTISSA_BITS = np.int32(127), np.int32(23)
-
-
-@intrinsic
-def _float32_from_bits(typingctx, bits):
-    """Reinterpret an int32's bits as a float32 (LLVM `bitcast`, vectorisable, unlike a call)."""
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
 
 
 # Compiled lazily, where a kernel calls them (and inlined there): importing this module costs
 # nothing, a kernel loaded from Numba's disk cache needs no compilation at all, and no cache file is
 # written next to this module (which may sit in a read-only place).
 @njit(inline="always")
-def _power_of_two(k):
+def _power_of_two_int(k):
     """2.0**k for an integer -126 <= k <= 127, built in the exponent field of a float32."""
     return _float32_from_bits((np.int32(k) + _BIAS) << _MANTISSA_BITS)
 
 
 @njit(inline="always", error_model="numpy")
 def tanh_f32(x):
-    """tanh(x) for float32 x, relative error below MAX_RELATIVE_ERROR, vectorisable."""
+    """tanh(x) for float32 x, relative error below MAX_RELATIVE_ERROR, vectorisable (fast_math)."""
     c = min(max(x, -TANH_CLAMP), TANH_CLAMP)
     c2 = c * c
     p = _A13
@@ -93,10 +245,10 @@ def tanh_f32(x):
 
 @njit(inline="always", error_model="numpy")
 def exp_f32(x):
-    """exp(x) for float32 x, relative error below MAX_RELATIVE_ERROR for normal results, vectorisable."""
+    """exp(x) for float32 x, relative error below MAX_RELATIVE_ERROR for normal results, vectorisable (fast_math)."""
     c = min(max(x, EXP_LOW), EXP_HIGH)
     k = np.floor(c * _LOG2E + _HALF)
-    r = c - k * _LN2_HI - k * _LN2_LO
+    r = c - k * _LN2_HI_C - k * _LN2_LO_C
     p = _P5
     p = p * r + _P4
     p = p * r + _P3
@@ -106,7 +258,15 @@ def exp_f32(x):
     p = p * r * r + r + _ONE
     ki = np.int32(k)
     half = np.int32(ki >> np.int32(1))  # 2^k as 2^half * 2^(k - half): each factor stays a normal number
-    y = p * _power_of_two(half) * _power_of_two(np.int32(ki - half))
+    y = p * _power_of_two_int(half) * _power_of_two_int(np.int32(ki - half))
     y = _ZERO if x < EXP_LOW else y
     y = _INF if x > EXP_HIGH else y
     return x if x != x else y
+
+
+@njit(inline="always", error_model="numpy")
+def sigmoid_f32(x):
+    """1 / (1 + e^-x) for float32 x from the fast exp: relative error below MAX_RELATIVE_ERROR down to
+    x = -87.3, 0 below (fast_math). The left tail is e / (1 + e), never 1 minus something."""
+    e = exp_f32(-abs(x))
+    return (_ONE if x >= _ZERO else e) / (_ONE + e)
