@@ -73,6 +73,23 @@ def run_checks():
         }))
 
 
+SIGMOID_TAIL = [-100.0, -40.0, -20.0, -17.0, -9.0, 0.0, 9.0, 20.0]
+
+
+def run_sigmoid_tails():
+    """In the child: sigmoid's kernel far into both tails (the tanh form rounded x <= -20 to 0 in float32)."""
+    import math
+
+    from minigrad import jit
+
+    for dtype in (np.float32, np.float64):
+        compiled = jit.compile(lambda x: x.sigmoid(), backend="cuda")
+        x = np.array(SIGMOID_TAIL + ([-700.0] if dtype == np.float64 else []), dtype)
+        got = compiled(x).data
+        print(json.dumps({"name": f"sigmoid_tails_{np.dtype(dtype).name}", "x": x.tolist(), "got": got.tolist(),
+                          "exact": [1 / (1 + math.exp(-v)) for v in x.tolist()], "dtype": str(got.dtype)}))
+
+
 def run_random_programs():
     """In the child: test_jit_core's random programs (hypothesis, derandomized) through the cuda backend."""
     from hypothesis import given, settings
@@ -131,6 +148,17 @@ def test_matmul_bias_activation_runs_as_one_cuda_kernel(child_results):
     assert child_results["gelu_mlp_float32"]["epilogue"], "x @ w + b then GELU: expected a linear_epilogue kernel"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_kernel_keeps_both_tails_on_the_simulator(child_results, dtype):
+    result = child_results[f"sigmoid_tails_{dtype}"]
+    assert result["dtype"] == dtype
+    got, exact = np.array(result["got"]), np.array(result["exact"])
+    tiny = np.finfo(dtype).smallest_subnormal
+    # relative error at float32's rounding (one subnormal step for e^-100 in float32), never 0 in the tail
+    error_ok = np.abs(got - exact) <= np.maximum(np.abs(exact) * (3e-7 if dtype == "float32" else 1e-15), tiny)
+    assert error_ok.all() and (got > 0).all(), f"sigmoid on the simulator, {dtype}: x {result['x']} gave {got}, exact {exact}"
+
+
 def test_random_programs_on_the_simulator_match_eager(child_results):
     """Values and gradients of random traced programs (every primitive with a fusible or host path)."""
     assert child_results["random_programs"]["checked"] == 8
@@ -138,4 +166,5 @@ def test_random_programs_on_the_simulator_match_eager(child_results):
 
 if __name__ == "__main__":
     run_checks()
+    run_sigmoid_tails()
     run_random_programs()
