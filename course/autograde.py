@@ -40,6 +40,8 @@ from .pipeline import (
     execution_seconds,
     grade_cells,
     nbgrader_command,
+    read_notebook,
+    trimmed_notebook,
 )
 
 MAX_ZIP_BYTES = 2 << 30
@@ -150,8 +152,10 @@ def _submitted_root(root, chapter):
 
 
 def valid_student_id(student):
-    return bool(student) and student == student.strip() and "+" not in student and "/" not in student \
-        and not student.startswith(".") and all(c.isprintable() for c in student)
+    """A name that is safe as a folder and a gradebook key: no path characters, nothing hidden."""
+    return bool(student) and len(student) <= 128 and student == student.strip() and student != PREFLIGHT \
+        and not any(c in student for c in "+/\\:") and not student.startswith(".") \
+        and all(c.isprintable() for c in student)
 
 
 # --------------------------------------------------------------------------- one submission, in a worker
@@ -347,8 +351,10 @@ def grade_class(settings, submissions, progress=None):
         results[student] = StudentResult(student, attention=[f"unusable student id {student!r}: not graded"])
     todo = {s: f for s, f in submissions.items() if s not in bad}
     target = Path(settings.root) / "course" / "autograded"
+    refuse_unsafe_grading()
     with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _Pool(settings.workers) as pool:
         template, background = prepare(settings, scratch)
+        check_judgeable(settings, template, pool, Path(scratch))
 
         def task(student):
             return grade_submission, (template, settings, student, todo[student], target / student / settings.chapter)
@@ -378,6 +384,41 @@ def grade_class(settings, submissions, progress=None):
         _registered(background, settings)
     merge_into_gradebook(settings, results)
     return results
+
+
+def refuse_unsafe_grading():
+    """Grading refuses, loudly, where the sandbox would be weaker than the guide promises: no
+    Landlock (Linux before 5.13), or not root (no uid of its own, so nothing keeps it from
+    signalling the grader) on a kernel without Landlock's signal scoping."""
+    from . import landlock
+
+    version = landlock.abi()
+    if version < 1:
+        raise PipelineError("this kernel has no Landlock (Linux 5.13 or newer): a student's code could read the "
+                            "course's solutions and gradebook; refusing to grade")
+    if os.geteuid() != 0 and version < 6:
+        raise PipelineError(f"grading as a user other than root needs Landlock ABI 6 (this kernel has {version}) "
+                            "so that a student's code cannot signal the grader; run as root, or on Linux 6.12+")
+
+
+def check_judgeable(settings, template, pool, scratch):
+    """The chapter's own solution (its nbgrader cells) must score full marks through the judge before
+    any student is graded: a chapter that cannot be judged is refused, never graded another way."""
+    source = Path(settings.root) / "solutions" / settings.chapter / f"{settings.chapter}.ipynb"
+    folder = scratch / "preflight" / settings.chapter
+    folder.mkdir(parents=True)
+    nbformat.write(trimmed_notebook(read_notebook(source)), str(folder / f"{settings.chapter}.ipynb"))
+    [(_, result, error)] = list(pool.run({"": (grade_submission, (template, settings, PREFLIGHT, folder, None))}))
+    lost = [f"{c.name} ({c.error or f'{c.score:g}/{c.max_score:g}'})" for c in (result.cells.values() if result else [])
+            if not c.manual and (c.score or 0) < c.max_score]
+    if error is not None or not result.cells or lost:
+        why = f"{type(error).__name__}: {error}" if error is not None else \
+            ("; ".join(lost) if lost else "; ".join(result.attention) or "no graded cells")
+        raise PipelineError(f"{settings.chapter} cannot be graded safely: its own solution does not score full marks "
+                            f"through the judge ({why}); nothing was graded or written")
+
+
+PREFLIGHT = "solution-preflight"
 
 
 class _Pool:
