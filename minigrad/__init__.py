@@ -12,9 +12,49 @@ Heavy dependencies (graphviz, numba, matplotlib) load only when the feature that
 """
 
 from .autograd import backward, gradients, unbroadcast
-from .creation import arange, ones, ones_like, randn, tensor, zeros, zeros_like
+from .creation import arange, manual_seed, ones, ones_like, randn, tensor, zeros, zeros_like
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
-from .functional import concatenate, log_softmax, logsumexp, maximum, minimum, softmax, softplus, stack, where
+from .functional import (
+    abs,
+    argmax,
+    argmin,
+    cat,
+    clamp,
+    clip,
+    concatenate,
+    cos,
+    cumsum,
+    exp,
+    flatten,
+    flip,
+    log,
+    log_softmax,
+    logsumexp,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    norm,
+    permute,
+    relu,
+    reshape,
+    sigmoid,
+    sin,
+    softmax,
+    softplus,
+    sqrt,
+    squeeze,
+    stack,
+    std,
+    sum,
+    tanh,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes

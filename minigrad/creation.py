@@ -30,9 +30,30 @@ def ones_like(t, requires_grad=False):
     return Tensor(np.ones_like(t.data), requires_grad=requires_grad)
 
 
+class _Seed:
+    generator = None  # set by manual_seed: the Generator randn and nn's layers draw from by default
+
+
+_seed = _Seed()
+
+
+def manual_seed(seed):
+    """Make later random draws reproducible (like `torch.manual_seed`): `randn` and the layers of
+    `minigrad.nn` created without an `rng=` draw from one numpy Generator seeded with `seed`.
+    Returns that Generator."""
+    _seed.generator = np.random.default_rng(seed)
+    return _seed.generator
+
+
+def default_rng():
+    """The Generator of the last `manual_seed`, or else a fresh, unseeded one."""
+    return _seed.generator if _seed.generator is not None else np.random.default_rng()
+
+
 def randn(*shape, requires_grad=False, dtype=np.float64, rng=None):
-    """Standard normal samples; pass `rng` (a numpy Generator) for reproducible draws."""
-    rng = np.random.default_rng() if rng is None else rng
+    """Standard normal samples; pass `rng` (a numpy Generator), or call `manual_seed` first, for
+    reproducible draws."""
+    rng = default_rng() if rng is None else rng
     return Tensor(rng.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 

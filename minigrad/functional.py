@@ -90,3 +90,34 @@ def softmax(x, axis=-1):
 def softplus(x):
     """log(1 + e^x), without overflow; its derivative is sigmoid(x)."""
     return ops.softplus(x if isinstance(x, Tensor) else Tensor(x))
+
+
+def cat(tensors, dim=0):
+    """`concatenate` under PyTorch's name (`dim=` for `axis=`)."""
+    return concatenate(tensors, axis=dim)
+
+
+def matmul(x, y):
+    """x @ y (numpy's matmul rules for every rank)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return x @ y
+
+
+def _method(name):
+    def function(x, *args, **kwargs):
+        return getattr(x if isinstance(x, Tensor) else Tensor(x), name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"`x.{name}(...)` as a function of x (a Tensor, or data made into one): see `Tensor.{name}`."
+    return function
+
+
+# Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
+exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
+sum, mean, min, max, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
+    _method, "sum mean min max argmax argmin cumsum var std norm".split()
+)
+reshape, transpose, permute, flatten, unsqueeze, squeeze, flip, clip = map(
+    _method, "reshape transpose permute flatten unsqueeze squeeze flip clip".split()
+)
+clamp = clip

@@ -462,6 +462,23 @@ reduce_max = Primitive(
     jvp=lambda t, out, x, axis, keepdims: (t[0] * argmax_weights(x, out, axis=axis)).sum(axis=axis, keepdims=keepdims),
 )
 
+def _reverse_cumsum(g, axis):
+    """Σ_{j ≥ i} g_j along `axis`: the adjoint of a running sum (each g_j flows to every i ≤ j)."""
+    flipped = (slice(None),) * axis + (slice(None, None, -1),)
+    return getitem(cumsum(getitem(g, index=flipped), axis=axis), index=flipped)
+
+
+cumsum = Primitive(
+    "cumsum",
+    forward=lambda x, axis: np.cumsum(x, axis=axis),
+    vjp=lambda g, out, x, axis: (_reverse_cumsum(g, axis),),
+    jvp=lambda t, out, x, axis: cumsum(t[0], axis=axis),
+)
+# The index of the largest element: an integer result with no derivative. Eager code gets a constant
+# (Tensor.argmax); while jit.compile traces, it is this node, recomputed on every call.
+argmax = _factor("argmax", lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims))
+
+
 def _log_softmax_forward(x, axis):
     shifted = x - x.max(axis=axis, keepdims=True)  # exp never overflows: the largest term is e^0
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
@@ -482,9 +499,9 @@ def resolve_shape(tensor, shape):
     shape = tuple(int(n) for n in shape)
     known = math.prod(n for n in shape if n != -1)
     if shape.count(-1) == 1 and known:
-        shape = tuple(tensor.size // known if n == -1 else n for n in shape)
-    if shape.count(-1) or math.prod(shape) != tensor.size:
-        raise ShapeError(f"reshape: cannot reshape a tensor of shape {tensor.shape} ({tensor.size} elements) into {shape}")
+        shape = tuple(tensor.data.size // known if n == -1 else n for n in shape)
+    if shape.count(-1) or math.prod(shape) != tensor.data.size:
+        raise ShapeError(f"reshape: cannot reshape a tensor of shape {tensor.shape} ({tensor.data.size} elements) into {shape}")
     return shape
 
 

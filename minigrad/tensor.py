@@ -565,6 +565,97 @@ class Tensor:
         axis, keepdims = _axis_args("min", axis, keepdims, dim, keepdim)
         return -(-self).max(axis=axis, keepdims=keepdims)
 
+    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The index of the largest element (over all elements, flattened, when axis is None), an integer tensor."""
+        axis, keepdims = _axis_args("argmax", axis, keepdims, dim, keepdim)
+        if axis is not None:
+            axis = _ops.normalize_axis(axis, self.ndim, "argmax")
+            if len(axis) != 1:
+                raise ShapeError(f"argmax: takes one axis, got {axis}")
+            axis = axis[0]
+        if tracing.depth and self.requires_grad:
+            return _ops.argmax(self, axis=axis, keepdims=keepdims)
+        return Tensor._result(np.asarray(np.argmax(self.data, axis=axis, keepdims=keepdims)), None)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The index of the smallest element (see argmax)."""
+        return (-self).argmax(axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def cumsum(self, axis=None, *, dim=None):
+        """Running sums along one axis (numpy's axis=None flattens first)."""
+        axis, _ = _axis_args("cumsum", axis, False, dim, None)
+        if axis is None:
+            return _ops.cumsum(self.reshape(-1), axis=0)
+        return _ops.cumsum(self, axis=_ops.normalize_axis(axis, self.ndim, "cumsum")[0])
+
+    def var(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1, unbiased=None, ddof=None):
+        """The variance, divided by N - correction: 1 by default (PyTorch's unbiased estimate);
+        `ddof=0` (numpy's default) or `unbiased=False` for the population variance."""
+        axis, keepdims = _axis_args("var", axis, keepdims, dim, keepdim)
+        correction = ddof if ddof is not None else (int(unbiased) if unbiased is not None else correction)
+        axes = _ops.normalize_axis(axis, self.ndim, "var")
+        count = int(np.prod([self.shape[a] for a in axes])) if axes is not None else self.data.size
+        centred = self - self.mean(axis=axes, keepdims=True)
+        return (centred * centred).sum(axis=axes, keepdims=keepdims) / max(count - correction, 0)
+
+    def std(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1, unbiased=None, ddof=None):
+        """The standard deviation, sqrt(var(...)) with the same arguments."""
+        return self.var(axis, keepdims, dim=dim, keepdim=keepdim, correction=correction, unbiased=unbiased, ddof=ddof) ** 0.5
+
+    def norm(self, p=2, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The p-norm over all elements (or an axis): (Σ |x|^p)^(1/p); p=2 by default."""
+        axis, keepdims = _axis_args("norm", axis, keepdims, dim, keepdim)
+        if p == 1:
+            return self.abs().sum(axis=axis, keepdims=keepdims)
+        if p == float("inf"):
+            return self.abs().max(axis=axis, keepdims=keepdims)
+        powered = self * self if p == 2 else self.abs() ** float(p)
+        return _root_or_zero(powered.sum(axis=axis, keepdims=keepdims), 1.0 / p)
+
+    def numel(self):
+        """The number of elements (PyTorch's name for `.size`)."""
+        return int(self.data.size)
+
+    def dim(self):
+        """The number of dimensions (PyTorch's name for `.ndim`)."""
+        return self.data.ndim
+
+    def view(self, *shape):
+        """`reshape` under PyTorch's name (a new tensor; minigrad does not track views)."""
+        return self.reshape(*shape)
+
+    def permute(self, *dims):
+        """Reorder the axes (PyTorch's name for `transpose` with a permutation)."""
+        return self.transpose(*dims)
+
+    def unsqueeze(self, dim):
+        """A new axis of length 1 at `dim`."""
+        return self.expand_dims(dim)
+
+    def squeeze(self, dim=None):
+        """Axes of length 1 removed: all of them, or `dim` (left alone if its length is not 1, as in PyTorch)."""
+        if dim is None:
+            return self.reshape([n for n in self.shape if n != 1])
+        axes = _ops.normalize_axis(dim, self.ndim, "squeeze")
+        return self.reshape([n for i, n in enumerate(self.shape) if not (i in axes and n == 1)])
+
+    def flip(self, dims):
+        """The elements in reverse order along `dims` (an int or a tuple)."""
+        axes = _ops.normalize_axis(dims, self.ndim, "flip")
+        return self[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(self.ndim))]
+
+    def clone(self):
+        """A copy with its own data, in the graph (gradients flow through it)."""
+        return _ops.astype(self, dtype=self.dtype)
+
+    def maximum(self, other):
+        """Elementwise maximum with `other` (see minigrad.maximum)."""
+        return _ops.maximum(self, self._lift(other))
+
+    def minimum(self, other):
+        """Elementwise minimum with `other` (see minigrad.minimum)."""
+        return _ops.minimum(self, self._lift(other))
+
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return _ops.reshape(self, shape=_ops.resolve_shape(self, shape))
@@ -659,6 +750,14 @@ def _check_traced_index(index):
                 "The result's shape or elements would be the first call's. Keep the shape with "
                 "mg.where(mask, t, 0) (then .sum() or .max() over it), or index with constant indices.",
             )
+
+
+def _root_or_zero(total, exponent):
+    """total ** exponent, with the gradient 0 where total is 0 (PyTorch's choice for a norm at the
+    origin) instead of ∞ · 0 = NaN: the root is taken of 1 there and its result replaced by 0."""
+    at_zero = _ops.equal(total, total._lift(0.0))
+    safe = _ops.select(at_zero, total._lift(1.0), total)
+    return _ops.select(at_zero, total._lift(0.0), safe**exponent)
 
 
 def _axis_args(name, axis, keepdims, dim, keepdim):

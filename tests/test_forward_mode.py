@@ -115,6 +115,8 @@ CASES = {
         lambda x, y: ((x == 0) & (y >= 0)).to(x.dtype),
         [np.array([0.0, 0.0, 1.0, -1.0]), np.array([1.0, -1.0, 0.0, 2.0])],
     ),
+    "cumsum": (lambda x: x.cumsum(axis=1), lambda x: x.cumsum(dim=1), [_normal(3, 4)]),
+    "argmax": (lambda x: ops.argmax(x, axis=1, keepdims=False).astype(np.float64), lambda x: x.argmax(dim=1).to(x.dtype), [_normal(3, 4)]),
     **{
         name: (
             lambda x, y, op=getattr(ops, name): op(x, y).astype(np.float64),

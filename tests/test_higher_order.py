@@ -121,6 +121,12 @@ PRIMITIVES = {
         [RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))],
     ),
     "stop_gradient": (lambda x: ops.stop_gradient(x) * x * x, lambda x: x.detach() * x * x, [RNG.standard_normal(4)]),
+    "cumsum": (lambda x: (x * x).cumsum(axis=0), lambda x: (x * x).cumsum(dim=0), [RNG.standard_normal((4, 3))]),
+    "argmax": (
+        lambda x: ops.argmax(x, axis=1, keepdims=True).astype(np.float64) * x,
+        lambda x: x.argmax(dim=1, keepdim=True).to(x.dtype) * x,
+        [RNG.standard_normal((3, 4))],
+    ),
     **{
         name: (
             lambda x, y, op=getattr(ops, name): op(x, y).astype(np.float64) * x * y,

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..creation import default_rng
 from .module import Module, Parameter
 
 
@@ -13,7 +14,7 @@ class Linear(Module):
     """
 
     def __init__(self, in_features, out_features, bias=True, rng=None):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = default_rng() if rng is None else rng
         bound = 1.0 / np.sqrt(in_features)
         self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))
         self.bias = Parameter(rng.uniform(-bound, bound, out_features)) if bias else None
@@ -82,7 +83,7 @@ class MLP(Sequential):
     def __init__(self, sizes, activation="tanh", rng=None):
         if activation not in ACTIVATIONS:
             raise ValueError(f"MLP: activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        rng = np.random.default_rng() if rng is None else rng
+        rng = default_rng() if rng is None else rng
         layers = []
         for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
             layers.append(Linear(n_in, n_out, rng=rng))

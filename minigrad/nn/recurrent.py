@@ -8,6 +8,7 @@ with the distance (Bengio, Simard & Frasconi 1994; Pascanu, Mikolov & Bengio 201
 
 import numpy as np
 
+from ..creation import default_rng
 from ..errors import ShapeError
 from ..functional import stack
 from ..tensor import Tensor
@@ -24,7 +25,7 @@ class RNNCell(Module):
     def __init__(self, input_size, hidden_size, activation="tanh", rng=None):
         if activation not in ACTIVATIONS:
             raise ValueError(f"RNNCell: activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        rng = np.random.default_rng() if rng is None else rng
+        rng = default_rng() if rng is None else rng
         bound = 1.0 / np.sqrt(hidden_size)
         self.weight_ih = Parameter(rng.uniform(-bound, bound, (input_size, hidden_size)))
         self.weight_hh = Parameter(rng.uniform(-bound, bound, (hidden_size, hidden_size)))
