@@ -104,6 +104,7 @@ def machine():
         "platform": platform.platform(),
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,  # 1, 5, 15 minutes
         "numpy": numpy.__version__,
     }
     try:

@@ -366,12 +366,15 @@ def test_bench_fusion_quick_run_is_complete():
     kinds = [r["benchmark"] for r in records]
     assert kinds[0] == "machine" and kinds.count("gelu_summary") == 1 and kinds.count("compile_latency_30_ops") == 2
     contenders = {r["contender"]: r for r in records if r["benchmark"] == "gelu_tanh_float32"}
-    assert set(contenders) == {"minigrad_fused", "minigrad_compiled", "minigrad_fused_exact", "numpy_unfused",
-                               "numpy_unfused_products", "numpy_inplace", "copy", "torch_eager", "torch_gelu"}
+    assert set(contenders) == {"minigrad_fused", "minigrad_compiled", "minigrad_fused_fast_math", "minigrad_fused_libm",
+                               "numpy_unfused", "numpy_unfused_products", "numpy_inplace", "copy", "torch_eager",
+                               "torch_gelu"}
     for name, record in contenders.items():
         assert math.isfinite(record["seconds_min"]) and record["seconds_min"] > 0, (name, record)
     summary = records[kinds.index("gelu_summary")]
     assert summary["torch_compile"].startswith("skipped") and all(isinstance(v, bool) for v in summary["targets"].values())
+    assert summary["processor"] and len(summary["load_average_before"]) == 3 and summary["fused_vs_torch_compile"] is None
+    assert 0 < summary["fused_fraction_of_copy_bandwidth"] and "fused >= 70% of copy bandwidth" in summary["targets"]
     cold, cached = [r for r in records if r["benchmark"] == "compile_latency_30_ops"]
     assert cold["ops_in_group"] == 30 and cold["cache_misses"] == cold["kernels"] == 4
     assert cached["cache_hits"] == 4 and cached["cache_misses"] == 0, "the second process must load every kernel from disk"
