@@ -23,6 +23,7 @@ The fast tests at the end check the chapter conventions the pipeline relies on.
 """
 
 import ast
+import copy
 import filecmp
 import importlib
 import json
@@ -143,6 +144,10 @@ def _grade_chapter(course, chapter, scratch):
         for name, cell in answer_cells(pasted).items():
             cell.source = answered[name].source
         submissions["answered"] = pasted
+        if course is FIXTURE:  # an honest notebook with one ungraded cell slower than the default cell budget
+            slow = copy.deepcopy(pasted)
+            slow.cells.insert(1, nbformat.v4.new_code_cell(f"import time\ntime.sleep({Settings.cell_timeout + 1})"))
+            submissions["slow_experiment"] = slow
         for cheat in COMMON_CHEATS.values():
             submissions[f"cheat.{cheat.name}"], files[f"cheat.{cheat.name}"] = cheating_notebook(
                 stub, cheat, chapter, course.root)
@@ -152,7 +157,7 @@ def _grade_chapter(course, chapter, scratch):
     results = grade_class(Settings(chapter, root=root, workers=2), folders)
     release = generate_release(chapter, scratch / "release", course)
     honest = {name: trimmed_notebook(nb) for name, nb in submissions.items()
-              if name in ("library", "answered") or name.startswith("wrong.")}
+              if name in ("library", "answered", "slow_experiment") or name.startswith("wrong.")}
     return {name: _graded(result) for name, result in results.items()}, release, local_verdicts(honest)
 
 
@@ -176,6 +181,9 @@ def test_solution_scores_full_marks(course, chapter, graded, record_property):
         f"{chapter}: the released notebook with the solution's answers pasted in scored {results['answered']}; "
         f"these grade cells lost points:\n{_lines(results['answered'].lost())}"
     )
+    if "slow_experiment" in results:
+        slow = results["slow_experiment"]
+        assert not slow.lost(), f"{chapter}: an honest notebook with one slow ungraded cell lost points: {slow}"
     solution = results["solution"]
     assert solution.cells, f"{chapter}: the solution notebook has no graded test cells"
     assert not solution.lost(), (
