@@ -4,7 +4,7 @@
     minigrad-course autograde CHAPTER [--submissions DIR|ZIP] [--workers N] [--db-url URL] ...
     minigrad-course feedback CHAPTER [--student ID ...]    HTML per student, hidden tests hidden
     minigrad-course grades [CHAPTER ...] [--csv FILE]      CSV export and a per-exercise summary
-    minigrad-course validate NOTEBOOK ...                  what a student's Validate button does
+    minigrad-course validate NOTEBOOK ... [--json]         what a student's Validate button does, cell by cell
     minigrad-course strength [CHAPTER ...]                 how many wrong answers each chapter catches
 
 Everything runs on nbgrader itself (course/nbgrader_config.py); see course/README.md.
@@ -12,6 +12,7 @@ Everything runs on nbgrader itself (course/nbgrader_config.py); see course/READM
 
 import argparse
 import csv
+import json
 import os
 import sys
 import tempfile
@@ -73,6 +74,7 @@ def _parser():
 
     validate = commands.add_parser("validate", help="run a notebook's tests as the Validate button does")
     validate.add_argument("notebooks", nargs="+", type=Path)
+    validate.add_argument("--json", action="store_true", help="a JSON report per notebook (for an LMS)")
     validate.set_defaults(run=_validate)
 
     strength = commands.add_parser("strength", help="grade each chapter's wrong-answer corpus through autograde")
@@ -225,8 +227,12 @@ def exercise_table(cells):
 
 # --------------------------------------------------------------------------- validate
 def _validate(args):
-    from .feedback import validate_notebook
+    from .feedback import validate_notebook, validation_report
 
+    if args.json:
+        reports = [validation_report(path) for path in args.notebooks]
+        print(json.dumps(reports, indent=1))
+        return 0 if all(r.get("passed") for r in reports) else 1
     failed = 0
     for path in args.notebooks:
         ok, report = validate_notebook(path)

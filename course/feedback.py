@@ -92,23 +92,63 @@ def leaked_lines(page, hidden):
 
 
 def validate_notebook(path):
-    """(passed, report) for one notebook, run as a student's Validate button runs it."""
+    """(passed, report) for one notebook, run as a student's Validate button runs it (nbgrader's
+    Validator, the course's configuration): each graded test cell by its name and points, with
+    the whole message a failing one gave, and a closing `N passed, M failed` line."""
+    report = validation_report(path)
+    if "error" in report:
+        return False, f"{Path(path).name}: {report['error']}"
+    lines = [f"{report['notebook']}: {'passed' if report['passed'] else 'FAILED'}"]
+    for problem in report["problems"]:
+        lines.append(f"  {problem}")
+    for cell in report["cells"]:
+        mark = "ok  " if cell["passed"] else "FAIL"
+        lines.append(f"  {mark} {cell['name']} ({cell['points']:g} {'point' if cell['points'] == 1 else 'points'})")
+        if not cell["passed"]:
+            lines += [f"       {line}" for line in cell["message"].splitlines()]
+    passed = [c for c in report["cells"] if c["passed"]]
+    lines.append(f"{len(passed)} passed, {len(report['cells']) - len(passed)} failed "
+                 f"({sum(c['points'] for c in passed):g} of {sum(c['points'] for c in report['cells']):g} points)")
+    return report["passed"], "\n".join(lines)
+
+
+def validation_report(path):
+    """What Validate found, as data (`minigrad-course validate --json`): {notebook, passed,
+    problems, cells: [{name, points, passed, message}]}."""
+    import nbformat
     from nbgrader.validator import Validator
 
     path = Path(path).resolve()
     if not path.exists():
-        return False, f"{path}: no such notebook"
+        return {"notebook": path.name, "error": "no such notebook"}
     results = Validator(config=course_config(Path(__file__).resolve().parent.parent)).validate(str(path))
-    lines = []
-    for cell in results.get("type_changed", []):
-        lines.append(f"  a cell's type changed from {cell['old_type']} to {cell['new_type']}: {_first(cell['source'])}")
-    for cell in results.get("changed", []):
-        lines.append(f"  a read-only cell was edited: {_first(cell['source'])}")
-    for cell in results.get("failed", []):
-        error = [line for line in cell["raw_error"].strip().splitlines() if line.strip()]
-        lines.append(f"  failed: {_first(cell['source'])}\n      {error[-1] if error else 'error'}")
-    passed = not lines
-    return passed, f"{path.name}: {'passed' if passed else 'FAILED'}" + "".join(f"\n{line}" for line in lines)
+    problems = [f"a cell's type changed from {c['old_type']} to {c['new_type']}: {_first(c['source'])}"
+                for c in results.get("type_changed", [])]
+    problems += [f"a read-only cell was edited: {_first(c['source'])}" for c in results.get("changed", [])]
+    failures = {c["source"].strip(): _message(c.get("raw_error") or c.get("error") or "")
+                for c in results.get("failed", [])}
+    cells = []
+    for cell in nbformat.read(str(path), as_version=4).cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            message = failures.pop(cell.source.strip(), None)
+            cells.append({"name": meta.get("grade_id", "?"), "points": float(meta.get("points", 0)),
+                          "passed": message is None, "message": message or ""})
+    problems += [f"failed: {_first(source)}: {message}" for source, message in failures.items()]
+    passed = not problems and all(c["passed"] for c in cells)
+    return {"notebook": path.name, "passed": passed, "problems": problems, "cells": cells}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
+
+
+def _message(traceback_text):
+    """The failing cell's exception with its whole message (every line, as the notebook shows it),
+    without terminal colours or the traceback's frames."""
+    lines = _ANSI.sub("", traceback_text).rstrip().splitlines()
+    starts = [i for i, line in enumerate(lines) if _EXCEPTION_LINE.match(line)]
+    return "\n".join(lines[starts[-1]:] if starts else lines[-1:]).strip() or "error"
 
 
 def _first(source):
