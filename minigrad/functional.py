@@ -7,6 +7,14 @@ from .errors import ShapeError
 from .tensor import Tensor
 
 
+def _dim(name, axis, dim, default):
+    if dim is None:
+        return axis
+    if axis != default:
+        raise TypeError(f"{name}: pass axis= or dim= (the same thing), not both")
+    return dim
+
+
 def _tensors(name, tensors):
     tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
     if not tensors:
@@ -14,14 +22,16 @@ def _tensors(name, tensors):
     return tensors
 
 
-def concatenate(tensors, axis=0):
-    """Join tensors along an existing axis."""
+def concatenate(tensors, axis=0, *, dim=None):
+    """Join tensors along an existing axis (`dim=` as in PyTorch)."""
+    axis = _dim("concatenate", axis, dim, 0)
     tensors = _tensors("concatenate", tensors)
     return ops.concatenate(*tensors, axis=ops.normalize_axis(axis, tensors[0].ndim, "concatenate")[0])
 
 
-def stack(tensors, axis=0):
-    """Join tensors along a new axis."""
+def stack(tensors, axis=0, *, dim=None):
+    """Join tensors along a new axis (`dim=` as in PyTorch)."""
+    axis = _dim("stack", axis, dim, 0)
     tensors = _tensors("stack", tensors)
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
@@ -68,23 +78,27 @@ def minimum(x, y):
     return ops.minimum(*_operands(x, y))
 
 
-def logsumexp(x, axis=-1, keepdims=False):
+def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
+    axis = _dim("logsumexp", axis, dim, -1)
+    keepdims = keepdims if keepdim is None else keepdim
     axes = ops.normalize_axis(axis, x.ndim, "logsumexp")  # an int, a tuple or None (all axes)
     shift = x.max(axis=axes, keepdims=True).detach()
     out = (x - shift).exp().sum(axis=axes, keepdims=True).log() + shift
     return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if axes is not None and i not in axes])
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x, axis=-1, *, dim=None):
     """log softmax(x) along one axis: x minus its logsumexp, computed stably."""
+    axis = _dim("log_softmax", axis, dim, -1)
     if x.ndim == 0:
         raise ShapeError("log_softmax: needs at least one dimension, got a 0-d tensor")
     return ops.log_softmax(x, axis=ops.normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 
-def softmax(x, axis=-1):
-    return log_softmax(x, axis=axis).exp()
+def softmax(x, axis=-1, *, dim=None):
+    """exp(log_softmax(x)): probabilities along one axis."""
+    return log_softmax(x, axis=_dim("softmax", axis, dim, -1)).exp()
 
 
 def softplus(x):

@@ -109,3 +109,14 @@ def test_module_level_functions_take_data_too():
     assert mg.exp(0.0).item() == 1.0 and mg.sum([1.0, 2.0]).item() == 3.0
     assert mg.abs(mg.tensor([-1.0])).data.tolist() == [1.0]
     assert sum([1, 2]) == 3, "builtins are untouched outside minigrad's namespace"
+
+
+def test_dim_keyword_in_functions():
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    np.testing.assert_allclose(mg.softmax(x, dim=0).data, torch.softmax(t, dim=0).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mg.log_softmax(x, dim=1).data, torch.log_softmax(t, dim=1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mg.logsumexp(x, dim=0, keepdim=True).data, torch.logsumexp(t, dim=0, keepdim=True).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(mg.stack([x, x], dim=1).data, torch.stack([t, t], dim=1).numpy())
+    np.testing.assert_array_equal(mg.concatenate([x, x], dim=1).data, torch.cat([t, t], dim=1).numpy())
+    with pytest.raises(TypeError, match="not both"):
+        mg.softmax(x, axis=0, dim=1)
