@@ -15,7 +15,7 @@ import numpy as np
 from .errors import GraphError, ShapeError
 from .grad_mode import set_grad_enabled
 from .graph import topological_sort
-from .tensor import Tensor
+from .tensor import Tensor, versions
 
 
 def unbroadcast(grad, shape):
@@ -158,6 +158,8 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
                 _accumulate(tensor, adjoint, create_graph, handed)
             if node is None:
                 continue
+            if node.epoch < versions.clock:  # something changed in place since this node was recorded
+                versions.check(tensor, node)
             parent_adjoints = node.op.vjp(adjoint, tensor, *node.inputs, **node.params)
             if _vjp_counters:
                 _count_vjp(node.inputs, parent_adjoints)

@@ -16,14 +16,13 @@ Non-differentiable pieces (the mask of `relu`, the argmax of `max`) enter as con
 
 import math
 import operator
-import weakref
 
 import numpy as np
 
 from . import autograd
-from .errors import GraphError, ShapeError
+from .errors import ShapeError
 from .grad_mode import state
-from .tensor import Node, Tensor, _refuse_while_tracing, tracing, versions
+from .tensor import Node, Tensor, _refuse_while_tracing, tracing
 
 _NO_GRAD_ADVICE = (
     "An operation under no_grad() records nothing, so its result would be a constant of the trace. "
@@ -35,14 +34,13 @@ _NO_GRAD_ADVICE = (
 class Primitive:
     """A differentiable operation; calling it on tensors records a `Node` when grads are needed."""
 
-    __slots__ = ("name", "forward", "vjp", "jvp", "__weakref__")
+    __slots__ = ("name", "forward", "vjp", "jvp")
 
     def __init__(self, name, forward, vjp, jvp):
         self.name = name
         self.forward = forward
-        self.vjp = _checked_vjp(self, vjp) if _version_checks.on else vjp
+        self.vjp = vjp
         self.jvp = jvp
-        _version_checks.primitives.add(self)
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -72,41 +70,6 @@ class Primitive:
             return self.jvp(tangents, out, *inputs, **params)
         finally:
             state.forward_mode_depth += 1
-
-
-class _VersionChecks:
-    """The VJP side of `tensor.versions`: once any tensor has been changed in place, every primitive's
-    VJP rule first checks that neither its output nor its inputs changed after its node was recorded
-    (a rule would silently compute with the new values). Until then the rules run unwrapped."""
-
-    on = False
-    primitives = weakref.WeakSet()
-
-    def install(self):
-        self.on = True
-        for primitive in list(self.primitives):
-            primitive.vjp = _checked_vjp(primitive, primitive.vjp)
-
-
-_version_checks = _VersionChecks()
-versions.on_first_change = _version_checks.install
-
-
-def _checked_vjp(primitive, rule):
-    def vjp(g, out, *inputs, **params):
-        node = out.node
-        if node is not None and versions.changed:
-            for role, tensor in [("output", out), *((f"input {i}", t) for i, t in enumerate(inputs))]:
-                if versions.changed_since(tensor, node.epoch):
-                    raise GraphError(
-                        f"backward: the {role} of '{primitive.name}' (shape {tensor.shape}) was changed in place "
-                        f"after '{primitive.name}' used it, so its gradient would be computed from the new values. "
-                        f"Run the forward pass again after the update (or update a copy: w = w - lr * g)"
-                    )
-        return rule(g, out, *inputs, **params)
-
-    vjp.__wrapped__ = rule
-    return vjp
 
 
 _data = operator.attrgetter("data")

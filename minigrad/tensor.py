@@ -32,9 +32,10 @@ class _Versions:
 
     Every in-place change of a tensor (`w -= ...` under no_grad, `add_`, `x[i] = v`, ...) advances
     `clock` and records, for that tensor, the clock of its latest change (`changed`: id -> (weak
-    reference, clock)). Each `Node` remembers the clock when it was recorded. A VJP rule about to
-    read a tensor changed after its node was recorded would compute with the new values: it raises
-    instead (`check`). Tensors never changed in place cost nothing but one integer per Node.
+    reference, clock)). Each `Node` remembers the clock when it was recorded. Before running a
+    node's VJP rule, the engine asks `check`: a rule reading a tensor changed after its node was
+    recorded would compute with the new values, so it raises instead. The engine's cost is one
+    comparison per node (`node.epoch < clock`, false unless something changed since).
     """
 
     clock = 0
@@ -46,15 +47,21 @@ class _Versions:
         self.clock += 1
         key = id(tensor)
         self.changed[key] = (weakref.ref(tensor, lambda _, key=key: self.changed.pop(key, None)), self.clock)
-        if self.on_first_change is not None:
-            hook, self.on_first_change = self.on_first_change, None
-            hook()
-
-    on_first_change = None  # ops installs the VJP check the first time anything changes in place
 
     def changed_since(self, tensor, epoch):
         entry = self.changed.get(id(tensor))
         return entry is not None and entry[0]() is tensor and entry[1] > epoch
+
+    def check(self, out, node):
+        """GraphError if `out` or an input of `node` changed in place after `node` was recorded."""
+        name = node.op.name
+        for role, tensor in [("output", out), *((f"input {i}", t) for i, t in enumerate(node.inputs or ()))]:
+            if self.changed_since(tensor, node.epoch):
+                raise GraphError(
+                    f"backward: the {role} of '{name}' (shape {tensor.shape}) was changed in place after "
+                    f"'{name}' used it, so its gradient would be computed from the new values. Run the "
+                    f"forward pass again after the update (or update a copy: w = w - lr * g)"
+                )
 
 
 versions = _Versions()

@@ -227,3 +227,61 @@ def test_a_tiny_mlp_learns_two_moons():
     accuracy = np.mean(model(x).data.argmax(axis=1) == labels)
     assert losses[-1] < 0.25 * losses[0], f"loss went from {losses[0]:.3f} to {losses[-1]:.3f}"
     assert accuracy > 0.95, f"training accuracy {accuracy:.2f}"
+
+
+# --------------------------------------------------------------------------- init, apply, dtypes
+def test_init_functions_follow_torch_formulas_in_minigrads_layout():
+    w = mg.tensor(np.zeros((300, 200)))  # minigrad's (in, out): fan_in 300, fan_out 200
+    t = torch.zeros(200, 300, dtype=torch.float64)  # the same layer in torch's (out, in)
+    cases = [
+        (lambda a: nn.init.xavier_uniform_(a, rng=rng()), torch.nn.init.xavier_uniform_),
+        (lambda a: nn.init.kaiming_uniform_(a, nonlinearity="relu", rng=rng()), lambda a: torch.nn.init.kaiming_uniform_(a, nonlinearity="relu")),
+        (lambda a: nn.init.kaiming_normal_(a, rng=rng()), torch.nn.init.kaiming_normal_),
+        (lambda a: nn.init.xavier_normal_(a, gain=2.0, rng=rng()), lambda a: torch.nn.init.xavier_normal_(a, gain=2.0)),
+        (lambda a: nn.init.normal_(a, 1.0, 0.5, rng=rng()), lambda a: torch.nn.init.normal_(a, 1.0, 0.5)),
+    ]
+    for ours, theirs in cases:
+        assert ours(w) is w
+        theirs(t)
+        np.testing.assert_allclose(w.data.std(), t.std().item(), rtol=0.03)
+        np.testing.assert_allclose(np.abs(w.data).max(), t.abs().max().item(), rtol=0.1)
+        np.testing.assert_allclose(w.data.mean(), t.mean().item(), atol=0.02)
+    assert nn.init.zeros_(w).data.max() == 0.0 and nn.init.ones_(w).data.min() == 1.0
+    assert nn.init.calculate_gain("tanh") == torch.nn.init.calculate_gain("tanh")
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        nn.init.xavier_uniform_(mg.tensor(np.zeros(3)))
+
+
+def test_apply_visits_every_module_children_first():
+    model = nn.MLP([2, 3, 1], rng=rng())
+    seen = []
+    assert model.apply(lambda m: seen.append(type(m).__name__)) is model
+    assert seen[-1] == "MLP" and seen.count("Linear") == 2
+
+    def init(m):
+        if isinstance(m, nn.Linear):
+            nn.init.zeros_(m.bias)
+
+    model.apply(init)
+    assert all(not layer.bias.data.any() for layer in model.layers if isinstance(layer, nn.Linear))
+
+
+def test_float32_model_computes_in_float32_like_torch():
+    model = nn.MLP([3, 8, 2], rng=rng())
+    torch_model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    with torch.no_grad():
+        for ours, theirs in zip([model.layers[0], model.layers[2]], [torch_model[0], torch_model[2]]):
+            theirs.weight.copy_(torch.tensor(ours.weight.data.T))
+            theirs.bias.copy_(torch.tensor(ours.bias.data))
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    assert model.float() is model and all(p.dtype == np.float32 for p in model.parameters())
+    x = rng(3).standard_normal((4, 3)).astype(np.float32)
+    out = model(mg.tensor(x))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.data, torch_model(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    optimizer.step()  # the optimizer made before .float() still holds the same parameters
+    assert all(p.dtype == np.float32 for p in model.parameters())
+    assert model.double().layers[0].weight.dtype == np.float64
+    with pytest.raises(TypeError, match="floating-point dtype"):
+        model.to(np.int64)

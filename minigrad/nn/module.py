@@ -75,6 +75,35 @@ class Module:
         for p in self.parameters():
             p.grad = None
 
+    def apply(self, fn):
+        """Call `fn(module)` on every module inside this one (children first, as PyTorch) and on
+        this one; returns self. The way to initialise a whole model: `model.apply(init_weights)`."""
+        for module in reversed(self.modules()):
+            fn(module)
+        return self
+
+    def to(self, dtype):
+        """Convert every parameter to the floating-point `dtype` (e.g. np.float32), in place; returns self.
+
+        The parameters stay the same objects (an optimizer made before still updates them); their
+        gradients are dropped.
+        """
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to: parameters must have a floating-point dtype, got {dtype}")
+        for p in self.parameters():
+            p.data = p.data.astype(dtype)
+            p.grad = None
+        return self
+
+    def float(self):
+        """Parameters in float32 (PyTorch's `.float()`)."""
+        return self.to(np.float32)
+
+    def double(self):
+        """Parameters in float64, minigrad's default."""
+        return self.to(np.float64)
+
     def requires_grad_(self, flag=True):
         """Freeze (False) or unfreeze (True) every parameter; returns self."""
         for p in self.parameters():
