@@ -13,11 +13,13 @@ class Linear(Module):
     does not grow with the width of the input.
     """
 
-    def __init__(self, in_features, out_features, bias=True, rng=None):
+    def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
         rng = default_rng() if rng is None else rng
         bound = 1.0 / np.sqrt(in_features)
         self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))
         self.bias = Parameter(rng.uniform(-bound, bound, out_features)) if bias else None
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)  # drawn in float64 first: the same weights as a float64 layer from the same rng
 
     def forward(self, x):
         out = x @ self.weight
@@ -80,13 +82,13 @@ class MLP(Sequential):
     the output can feed any loss.
     """
 
-    def __init__(self, sizes, activation="tanh", rng=None):
+    def __init__(self, sizes, activation="tanh", rng=None, dtype=np.float64):
         if activation not in ACTIVATIONS:
             raise ValueError(f"MLP: activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         rng = default_rng() if rng is None else rng
         layers = []
         for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(Linear(n_in, n_out, rng=rng))
+            layers.append(Linear(n_in, n_out, rng=rng, dtype=dtype))
             if i < len(sizes) - 2:
                 layers.append(ACTIVATIONS[activation]())
         super().__init__(*layers)

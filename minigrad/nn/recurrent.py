@@ -22,7 +22,7 @@ class RNNCell(Module):
     Weights start uniform in ±1/√hidden_size, like PyTorch's `RNNCell`.
     """
 
-    def __init__(self, input_size, hidden_size, activation="tanh", rng=None):
+    def __init__(self, input_size, hidden_size, activation="tanh", rng=None, dtype=np.float64):
         if activation not in ACTIVATIONS:
             raise ValueError(f"RNNCell: activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         rng = default_rng() if rng is None else rng
@@ -31,6 +31,8 @@ class RNNCell(Module):
         self.weight_hh = Parameter(rng.uniform(-bound, bound, (hidden_size, hidden_size)))
         self.bias = Parameter(rng.uniform(-bound, bound, hidden_size))
         self.activation = ACTIVATIONS[activation]()
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
 
     @property
     def hidden_size(self):
@@ -52,13 +54,13 @@ class RNN(Module):
     for gradients when studying how far back a signal reaches.
     """
 
-    def __init__(self, input_size, hidden_size, activation="tanh", rng=None):
-        self.cell = RNNCell(input_size, hidden_size, activation=activation, rng=rng)
+    def __init__(self, input_size, hidden_size, activation="tanh", rng=None, dtype=np.float64):
+        self.cell = RNNCell(input_size, hidden_size, activation=activation, rng=rng, dtype=dtype)
 
     def hidden_states(self, xs, h0=None):
         if xs.ndim != 3:
             raise ShapeError(f"RNN: xs must be (time, batch, features), got shape {xs.shape}")
-        h = Tensor(np.zeros((xs.shape[1], self.cell.hidden_size))) if h0 is None else h0
+        h = Tensor(np.zeros((xs.shape[1], self.cell.hidden_size), dtype=self.cell.weight_hh.dtype)) if h0 is None else h0
         states = []
         for t in range(xs.shape[0]):
             h = self.cell(xs[t], h)
