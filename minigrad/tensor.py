@@ -408,6 +408,10 @@ class Tensor:
     # (`h += x @ w`), computed out of place as before: Python rebinds the name to the new tensor.
     def _inplace(self, name, other, compute, operator=None):
         other_grad = isinstance(other, Tensor) and other.requires_grad
+        if tracing.depth and (self.requires_grad or other_grad):
+            if operator is not None:
+                return None  # `x += 1` in a compiled function: recorded out of place, like any operation
+            _refuse_while_tracing(self, f"{name} (an in-place change)", "Write x = x + y inside a compiled function.")
         if _grad_state.grad_enabled and (self.requires_grad or other_grad):
             if operator is not None and not (self.requires_grad and self.node is None):
                 return None  # out of place: the caller returns the new tensor
@@ -422,8 +426,6 @@ class Tensor:
                 f"{' (made by ' + repr(self.op) + ')' if self.op else ''} or of a value that requires grad; "
                 f"minigrad records no in-place operations. Write x = x {operator or '+'} y, or use no_grad()"
             )
-        if tracing.depth and (self.requires_grad or other_grad):
-            _refuse_while_tracing(self, f"{name} (an in-place change)", "Write x = x + y inside a compiled function.")
         values = compute(self.data, other.data if isinstance(other, Tensor) else other)
         self._write(name, values)
         return self

@@ -173,3 +173,18 @@ def test_compiled_backward_with_closed_over_parameters_gives_input_gradients():
     eager_value, eager_grad = mg.value_and_grad(lambda x: ((x @ w).tanh() ** 2).sum())(x)
     np.testing.assert_allclose(grad.data, eager_grad.data, rtol=1e-12)
     assert w.grad is None, "compiling does not touch the parameters' .grad"
+
+
+def test_in_place_operators_inside_a_compiled_function_are_recorded():
+    def f(x):
+        y = x * 1.0
+        y += 1.0
+        x *= 2.0  # the traced input: out of place, as eager code on a fresh tensor computes it
+        return x + y
+
+    compiled = jit.compile(f)
+    for _ in range(2):
+        data = RNG.standard_normal(3)
+        np.testing.assert_allclose(compiled(data).data, f(mg.tensor(data.copy())).data, rtol=1e-15)
+    with pytest.raises(jit.TracerError, match="add_ \\(an in-place change\\)"):
+        jit.compile(lambda x: x.add_(1.0))(np.ones(2))
