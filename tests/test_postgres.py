@@ -203,6 +203,13 @@ def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postg
         submit(submitted, "ada", chapter, solution(root, chapter))
         submit(submitted, "bob", chapter, stub(root, chapter))
     with new_database(postgres_server) as db_url:
+        # As the guide says: the class list goes in first, alone (the first command on an empty
+        # database creates nbgrader's tables, and two creating them at once collide).
+        (tmp_path / "roster.csv").write_text("id,first_name,last_name,email\nada,Ada,L,\nbob,Bob,M,\n")
+        done = subprocess.run([str(SCRIPT.with_name("nbgrader")), "db", "student", "import", str(tmp_path / "roster.csv"),
+                               f"--CourseDirectory.db_url={db_url}"], cwd=root / "course", capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, f"nbgrader db student import failed:\n{done.stdout}\n{done.stderr}"
         outcomes = {}
 
         def grade(chapter):
