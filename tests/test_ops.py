@@ -107,6 +107,29 @@ CASES += [
     case("pow(x,y0d)", lambda x, y: x**y, [(2, 3), ()], domains=(positive, normal)),
     case("rpow", lambda x: 2.0**x, [(2, 3)]),
 ]
+
+
+def negative_or_positive(rng, shape):
+    """Bases of either sign away from 0, for integer exponents (numpy's power is exact there)."""
+    return nonzero(rng, shape)
+
+
+def small_integers(rng, shape):
+    return rng.integers(-3, 4, shape).astype(np.float64)
+
+
+CASES += [  # issue 12: the binary power with negative bases, and the operations added beside it
+    # negative bases need integer exponents, which central differences cannot perturb: see
+    # test_pow_with_negative_bases_on_random_broadcastable_shapes and tests/test_torch_edges.py
+    case("softplus", mg.softplus, [(2, 3)], torch_fn=torch.nn.functional.softplus),
+    case("minimum", mg.minimum, [(2, 3), (3,)], torch_fn=torch.minimum),
+    case("x.maximum", lambda x, y: x.maximum(y), [(2, 1), (3,)], torch_fn=torch.maximum),
+    case("cumsum", lambda x: x.cumsum(dim=1), [(2, 3, 2)], torch_fn=lambda x: x.cumsum(dim=1)),
+    case("var", lambda x: x.var(dim=0), [(4, 3)], torch_fn=lambda x: x.var(dim=0)),
+    case("std", lambda x: x.std(), [(4, 3)], torch_fn=lambda x: x.std()),
+    case("norm", lambda x: x.norm(dim=1), [(4, 3)], torch_fn=lambda x: x.norm(dim=1)),
+    case("flip", lambda x: x.flip((0, 2)), [(2, 3, 2)], torch_fn=lambda x: x.flip((0, 2))),
+]
 MATMUL_SHAPES = [
     ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((1, 1), (1, 1)),
     ((2, 1, 3, 4), (5, 4, 2)), ((3,), (2, 3, 4)), ((2, 3, 4), (4,)), ((4, 3), (2, 3, 5)),
@@ -438,3 +461,29 @@ def test_comparisons_give_constant_masks():
     for mask, expected in [(x > 0, [True, False, True]), (x <= 1.0, [True, True, False]), (x == 3.0, [False, False, True])]:
         assert mask.dtype == bool and not mask.requires_grad and mask.is_leaf
         np.testing.assert_array_equal(mask.data, expected)
+
+
+@SETTINGS
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3), seed=st.integers(0, 2**16))
+def test_pow_with_negative_bases_on_random_broadcastable_shapes(shapes, seed):
+    """Issue 12: x ** y with bases of either sign and integer exponents (once exp(y log x): NaN)."""
+    rng = np.random.default_rng(seed)
+    a, b = shapes.input_shapes
+    x, y = negative_or_positive(rng, a), small_integers(rng, b)
+    out = numpy_fn(lambda s, t: s**t)(x, y)
+    u = rng.standard_normal(out.shape)
+    _, (gx, _) = minigrad_vjp(lambda s, t: s ** t.detach(), [x, y], u)  # the exponent's gradient is NaN for x < 0
+    torch_out, (tx, _) = torch_vjp(lambda s, t: s ** t.detach(), [x, y], u)
+    np.testing.assert_allclose(out, torch_out, rtol=1e-12)
+    assert np.all(np.isfinite(out)) and np.all(np.isfinite(gx))
+    np.testing.assert_allclose(gx, tx, rtol=1e-10, atol=1e-12)
+
+
+@SETTINGS
+@given(shape_axis=shapes_and_axes(), seed=st.integers(0, 2**16))
+def test_cumsum_and_min_on_random_axes(shape_axis, seed):
+    shape, axis = shape_axis
+    x = np.random.default_rng(seed).standard_normal(shape)
+    single = axis if isinstance(axis, int) else (axis[0] if axis else 0)
+    check_vjp(lambda t: t.cumsum(axis=single), lambda t: t.cumsum(dim=single), [x], f"cumsum{shape} axis={single}")
+    check_vjp(lambda t: t.min(axis=axis), lambda t: t.amin(dim=axis) if axis is not None else t.amin(), [x], f"min{shape} axis={axis}")
