@@ -4,6 +4,11 @@ a `dask.distributed` worker.
     minigrad-course autograde CHAPTER --cluster tcp://scheduler:8786   an existing cluster
     minigrad-course autograde CHAPTER --cluster local:4                a local one, 4 workers
 
+An existing cluster, for example:
+
+    DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 dask scheduler --host 10.0.0.1
+    dask worker tcp://10.0.0.1:8786 --nworkers 4 --nthreads 1       (as root, on each grading machine)
+
 `DaskPool(address).run({name: (function, args)})` yields `(name, result, exception)` as the tasks
 finish, like `_Pool.run`. Each task runs in a fresh Python process started by the worker (so no
 state of one class's grading — a worker's scratch course, its sandbox zygote — survives into the
@@ -70,7 +75,7 @@ class DaskPool:
 
         if self.address.startswith(LOCAL):
             workers = int(self.address[len(LOCAL):] or 1)
-            with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.daemon": False}):
+            with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
                 self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                             host="127.0.0.1", dashboard_address="127.0.0.1:0", memory_limit=0)
             self.client = Client(self.cluster)
