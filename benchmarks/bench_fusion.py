@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_fusion.py                # 16M float32 elements, about 2 minutes
     .venv/bin/python benchmarks/bench_fusion.py --quick        # 1M elements, fewer runs
     .venv/bin/python benchmarks/bench_fusion.py --no-torch-compile   # skip Inductor's ~1 minute compile
+    .venv/bin/python benchmarks/bench_fusion.py --accuracy     # only: every float32 through tanh/exp/sigmoid (~10 min)
 
 GELU, tanh form (Hendrycks & Gimpel 2016), float32: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 Its cost model is memory traffic: a fused kernel reads 4 bytes and writes 4 bytes per element; the
@@ -273,6 +274,61 @@ def compile_latency_records():
         yield record
 
 
+# --------------------------------------------------------------------------- accuracy, every float32
+def accuracy_records(step=1):
+    """The worst error, in ulps of the float32 result, of the float32 tanh, exp and sigmoid the
+    default kernels inline (`jit.fastmath`), over every float32 bit pattern (every `step`-th), against
+    the C library's float64 functions; NaN must stay NaN and overflow must give inf exactly when the
+    float64 value rounds past FLT_MAX. Each input costs a call of the function and one of libm."""
+    import numba
+    from llvmlite import ir
+    from numba.extending import intrinsic
+
+    from minigrad.jit import fastmath
+
+    @intrinsic
+    def float32_of_bits(typingctx, bits):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
+
+        return numba.types.float32(numba.types.int64), codegen
+
+    @numba.njit
+    def exact_sigmoid(x):
+        e = math.exp(-abs(x))
+        return (1.0 if x >= 0 else e) / (1.0 + e)
+
+    def sweep(function, exact):
+        @numba.njit
+        def run(start, stop, step):
+            worst, where, wrong = 0.0, 0, 0
+            for bits in range(start, stop, step):
+                x = float32_of_bits(bits)
+                got, want = np.float64(function(x)), exact(np.float64(x))
+                if want != want or abs(want) > 3.4028235677973366e38:  # NaN, or rounds to inf in float32
+                    if not (got != got if want != want else got == math.copysign(math.inf, want)):
+                        wrong += 1
+                    continue
+                _, exponent = math.frexp(want)
+                error = abs(got - want) / math.ldexp(1.0, max(exponent - 1, -126) - 23)
+                if error > worst:
+                    worst, where = error, bits
+            return worst, where, wrong
+
+        return run
+
+    functions = {"tanh": (fastmath.tanh_f32_accurate, math.tanh), "exp": (fastmath.exp_f32_accurate, math.exp),
+                 "sigmoid": (fastmath.sigmoid_f32_accurate, exact_sigmoid)}
+    for name, (function, exact) in functions.items():
+        start = time.process_time()
+        worst, where, wrong = sweep(numba.njit(lambda x, f=function: f(x)), exact)(0, 2**32, step)
+        yield {"benchmark": "accuracy_float32", "function": name, "inputs": len(range(0, 2**32, step)),
+               "worst_ulp": worst, "at": float(np.array([where], np.uint32).view(np.float32)[0]),
+               "wrong_special_values": wrong, "documented_bound_ulp": fastmath.MAX_ULP_ERROR[name],
+               "cpu_seconds": time.process_time() - start,
+               "targets": {f"{name} within {fastmath.MAX_ULP_ERROR[name]} ulp": worst <= fastmath.MAX_ULP_ERROR[name] and not wrong}}
+
+
 # --------------------------------------------------------------------------- on a GPU
 def gpu_records(n, repeat, simulator=False):
     """Fused GELU on the device against a device-to-device copy (CUDA events time the device)."""
@@ -331,7 +387,14 @@ def main():
     parser.add_argument("--quick", action="store_true", help="1M elements and fewer runs")
     parser.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (about a minute to compile)")
     parser.add_argument("--gpu-simulator", action="store_true", help="run the GPU section on the CUDA simulator (tiny; tests only)")
+    parser.add_argument("--accuracy", action="store_true", help="only the accuracy sweep over every float32 (~10 minutes)")
+    parser.add_argument("--accuracy-step", type=int, default=1, help=argparse.SUPPRESS)  # every n-th float32 (tests)
     args = parser.parse_args()
+    if args.accuracy:
+        harness.emit({"benchmark": "machine", "command": harness.command_line(), **harness.machine()})
+        for record in accuracy_records(args.accuracy_step):
+            harness.emit(record)
+        return
     n, repeat = (1 << 20, 5) if args.quick else (1 << 24, 10)
     harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": "cpu",
                   "threads": 1, **harness.machine()})

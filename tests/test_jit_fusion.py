@@ -380,3 +380,17 @@ def test_bench_fusion_quick_run_is_complete():
     assert cached["cache_hits"] == 4 and cached["cache_misses"] == 0, "the second process must load every kernel from disk"
     (gpu,) = [r for r in records if r["benchmark"] == "gpu_gelu"]
     assert gpu["simulated"] is True and gpu["elements"] == 4096
+
+
+def test_bench_fusion_accuracy_sweep_is_complete():
+    """bench_fusion.py --accuracy (here every 65537th float32): one well-formed line per function."""
+    script = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_fusion.py")
+    done = subprocess.run([sys.executable, script, "--accuracy", "--accuracy-step", "65537"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"bench_fusion.py --accuracy failed:\n{done.stderr[-4000:]}"
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    sweeps = {r["function"]: r for r in records if r["benchmark"] == "accuracy_float32"}
+    assert set(sweeps) == {"tanh", "exp", "sigmoid"}
+    for name, record in sweeps.items():
+        assert record["inputs"] == len(range(0, 2**32, 65537)) and record["wrong_special_values"] == 0, record
+        assert 0 < record["worst_ulp"] <= record["documented_bound_ulp"], record
