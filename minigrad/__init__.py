@@ -38,6 +38,7 @@ from .functional import (
     minimum,
     norm,
     permute,
+    prod,
     relu,
     reshape,
     sigmoid,

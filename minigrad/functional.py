@@ -128,8 +128,8 @@ def _method(name):
 
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
-sum, mean, min, max, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
-    _method, "sum mean min max argmax argmin cumsum var std norm".split()
+sum, mean, min, max, prod, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
+    _method, "sum mean min max prod argmax argmin cumsum var std norm".split()
 )
 reshape, transpose, permute, flatten, unsqueeze, squeeze, flip, clip = map(
     _method, "reshape transpose permute flatten unsqueeze squeeze flip clip".split()

@@ -569,6 +569,29 @@ class Tensor:
         axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
         return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim, "max"), keepdims=keepdims)
 
+    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The product of the elements (over `axis`, or all of them).
+
+        Computed as a tree of elementwise products of halves (log2 n multiplications of ever smaller
+        tensors, n − 1 products in all), so every derivative, of any order, is the product rule's
+        own: exact where elements are 0, where out / x would divide by zero.
+        """
+        axis, keepdims = _axis_args("prod", axis, keepdims, dim, keepdim)
+        axes = _ops.normalize_axis(axis, self.ndim, "prod")
+        axes = tuple(range(self.ndim)) if axes is None else axes
+        kept = [i for i in range(self.ndim) if i not in axes]
+        x = self.transpose(kept + list(axes)) if self.ndim else self
+        x = x.reshape([self.shape[i] for i in kept] + [-1] if self.data.size else [self.shape[i] for i in kept] + [0])
+        if x.shape[-1] == 0:  # the empty product
+            x = _ops.reshape(x.sum(axis=-1, keepdims=True) * 0.0 + 1.0, shape=x.shape[:-1] + (1,))
+        while x.shape[-1] > 1:
+            n = x.shape[-1]
+            half = n // 2
+            product = x[..., :half] * x[..., half : 2 * half]
+            x = product if n % 2 == 0 else _ops.concatenate(product, x[..., 2 * half :], axis=x.ndim - 1)
+        shape = [1 if i in axes else n for i, n in enumerate(self.shape)] if keepdims else [self.shape[i] for i in kept]
+        return x.reshape(shape)
+
     def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """The smallest element(s): -max(-x), so ties share the gradient as in max."""
         axis, keepdims = _axis_args("min", axis, keepdims, dim, keepdim)

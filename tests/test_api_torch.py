@@ -120,3 +120,34 @@ def test_dim_keyword_in_functions():
     np.testing.assert_array_equal(mg.concatenate([x, x], dim=1).data, torch.cat([t, t], dim=1).numpy())
     with pytest.raises(TypeError, match="not both"):
         mg.softmax(x, axis=0, dim=1)
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 1), False)])
+def test_prod_with_zeros_to_second_order_matches_torch(axis, keepdims):
+    data = np.array([[1.0, 2.0, 3.0, -1.5], [0.0, 2.0, 3.0, 0.5], [0.0, 0.0, 4.0, 2.0]])
+    u = RNG.standard_normal(np.shape(data.prod(axis=axis, keepdims=keepdims)))
+    w = RNG.standard_normal(data.shape)
+    x = mg.tensor(data, requires_grad=True)
+    out = x.prod(axis=axis, keepdims=keepdims)
+    (first,) = mg.gradients(out, [x], grad=mg.tensor(u), create_graph=True)
+    (first * mg.tensor(w)).sum().backward()
+    t = torch.tensor(data, requires_grad=True)
+    if axis is None or isinstance(axis, tuple):
+        t_out = t.prod()
+    else:
+        t_out = t.prod(dim=axis, keepdim=keepdims)
+    (t_first,) = torch.autograd.grad(t_out, t, torch.tensor(u).reshape(t_out.shape), create_graph=True)
+    (t_first * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(out.data, t_out.detach().numpy().reshape(out.shape), rtol=1e-14)
+    np.testing.assert_allclose(first.data, t_first.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_prod_edge_shapes_and_compile():
+    assert mg.tensor(2.5).prod().item() == 2.5
+    assert mg.tensor(np.zeros((2, 0))).prod(axis=1).data.tolist() == [1.0, 1.0]
+    assert mg.prod(mg.tensor(np.arange(1.0, 6.0))).item() == 120.0
+    compiled = jit.compile(lambda x: x.prod(dim=1))
+    for _ in range(2):
+        data = RNG.standard_normal((3, 5))
+        np.testing.assert_allclose(compiled(data).data, data.prod(axis=1), rtol=1e-14)
