@@ -164,6 +164,11 @@ def _checked_array(data):
     if kind == "O":
         if data is None:
             raise DtypeError("Tensor: the data is None; pass numbers, a (nested) list of numbers or a numpy array")
+        if array.size and not any(v is None for v in array.flat):
+            try:  # an object array of real numbers (Fractions, Decimals, mixed Python numbers) converts
+                return array.astype(np.float64)
+            except (TypeError, ValueError):
+                pass
         raise DtypeError(
             f"Tensor: cannot make a numeric array of {_preview(data)} (numpy gives dtype object, shape "
             f"{array.shape}); the data must be numbers, nested lists of numbers of equal lengths, or an array"

@@ -255,3 +255,13 @@ def test_maximum_shares_ties_like_torch():
     _, t_grads = _torch_grads(torch.minimum, [x, y], np.ones(3))
     np.testing.assert_array_equal(grads[0], t_grads[0])
     assert mg.maximum(mg.tensor([1.0, -1.0]), 0.0).data.tolist() == [1.0, 0.0]
+
+
+def test_object_arrays_of_real_numbers_still_convert():
+    from fractions import Fraction
+
+    assert mg.tensor(np.array([1, 2.5, Fraction(1, 2)], dtype=object)).data.tolist() == [1.0, 2.5, 0.5]
+    with pytest.raises(mg.DtypeError, match="cannot make a numeric array"):
+        mg.tensor(np.array([1.0, None], dtype=object))
+    with pytest.raises(mg.DtypeError, match="cannot make a numeric array"):
+        mg.tensor(np.array([1 + 2j, 1.0], dtype=object))
