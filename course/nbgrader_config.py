@@ -42,3 +42,14 @@ c.Execute.timeout = 60
 # A student who deletes a test cell must not escape it: autograde puts the cell back from the
 # gradebook (the cell then runs against the student's code like any other test).
 c.OverwriteCells.add_missing_cells = True
+
+# Released stubs name their exercise (NotImplementedError("not implemented yet: topological_sort")),
+# so an untouched exercise's failing tests say which one it is (course/preprocessors.py).
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+
+from course.preprocessors import NamedStubs  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [
+    NamedStubs if p.__name__ == "ClearSolutions" else p
+    for p in GenerateAssignment.class_traits()["preprocessors"].default()
+]

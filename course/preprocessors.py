@@ -15,7 +15,7 @@ a student who reads the feedback learns what failed, not how the instructor chec
 import re
 
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, OverwriteCells
 from traitlets import Unicode
 
 BEGIN_HIDDEN, END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
@@ -124,3 +124,18 @@ def scrub(text, hidden):
         else:
             out.append(line)
     return "\n".join(out)
+
+
+class NamedStubs(ClearSolutions):
+    """ClearSolutions whose stub names the exercise: `NotImplementedError("not implemented yet:
+    topological_sort")`, so an untouched exercise's failing tests say which one it is."""
+
+    def preprocess_cell(self, cell, resources, index):
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        name = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and name and _BARE_STUB in cell.source:
+            cell.source = cell.source.replace(_BARE_STUB, f'raise NotImplementedError("not implemented yet: {name}")')
+        return cell, resources
+
+
+_BARE_STUB = "raise NotImplementedError()"
