@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .tensor import Tensor
+from .tensor import Tensor, versions
 
 
 def parameter_list(params, name):
@@ -35,7 +35,11 @@ def parameter_list(params, name):
 
 
 class Optimizer:
-    """Holds the parameters; `zero_grad()` forgets gradients, `step()` updates the data in place."""
+    """Holds the parameters; `zero_grad()` forgets gradients, `step()` updates the data in place.
+
+    A step is an in-place change (`minigrad.tensor.versions`): backpropagating afterwards through a
+    graph recorded before it raises, as in PyTorch, instead of using the updated weights.
+    """
 
     def __init__(self, params, lr):
         self.params = parameter_list(params, type(self).__name__)
@@ -73,6 +77,7 @@ class SGD(Optimizer):
                 self.velocity[i] = v
                 g = v
             p.data -= self.lr * g
+            versions.bump(p)  # a graph recorded before the step must not backpropagate with the new values
 
 
 class Adam(Optimizer):
@@ -96,3 +101,4 @@ class Adam(Optimizer):
             m_hat = self.m[i] / (1 - self.beta1 ** self.steps[i])
             v_hat = self.v[i] / (1 - self.beta2 ** self.steps[i])
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            versions.bump(p)

@@ -227,3 +227,18 @@ def test_parameters_updated_in_place_still_train_a_module():
     assert model(x).sum().item() == 0.0 != before
     assert all(p.is_leaf and p.requires_grad for p in model.parameters())
     assert isinstance(MinigradError("x"), Exception)
+
+
+@pytest.mark.parametrize("make", [lambda ps: mg.optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: mg.optim.Adam(ps, lr=0.1)])
+def test_backward_through_a_graph_recorded_before_an_optimizer_step_raises(make):
+    model = _model()
+    optimizer = make(model.parameters())
+    x = mg.tensor(np.random.default_rng(3).standard_normal((5, 3)))
+    loss = model(x).sum()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    with pytest.raises(GraphError, match="changed in place after"):
+        loss.backward()
+    optimizer.zero_grad()
+    model(x).sum().backward()  # a new forward pass is fine
+    optimizer.step()
