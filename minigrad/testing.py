@@ -96,3 +96,44 @@ class _time_limit:
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
+
+
+# --------------------------------------------------------------------------- timing experiments
+def best_time(fn, repeat=5, number=1):
+    """Seconds of CPU time one call of `fn()` takes: the fastest of `repeat` runs of `number` calls,
+    with the garbage collector paused (as timeit does) and numpy's BLAS on one thread.
+
+    CPU time of this process, not wall time, so that other programs on a busy machine do not count;
+    the fastest run, because interference only ever adds time; one BLAS thread, so that a matrix
+    product's cost does not depend on how many cores happen to be free. Experiments that compare
+    several contenders should call it for each in turn, inside one loop over sizes, so that all
+    see the same machine (see `interleaved_times`)."""
+    import gc
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    best = float("inf")
+    enabled = gc.isenabled()
+    with threadpool_limits(limits=1, user_api="blas"):
+        gc.disable()
+        try:
+            for _ in range(repeat):
+                start = time.process_time()
+                for _ in range(number):
+                    fn()
+                best = min(best, (time.process_time() - start) / number)
+        finally:
+            if enabled:
+                gc.enable()
+    return best
+
+
+def interleaved_times(contenders, repeat=5, number=1):
+    """{name: best_time} for {name: fn}, the contenders taking turns round after round (so that a
+    slow moment of the machine is shared by all of them rather than charged to one)."""
+    times = {name: float("inf") for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            times[name] = min(times[name], best_time(fn, repeat=1, number=number))
+    return times
