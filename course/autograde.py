@@ -27,6 +27,7 @@ from pathlib import Path
 
 import nbformat
 
+from .cluster import WorkerLost
 from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
 from .preprocessors import RestoreCells
@@ -56,6 +57,7 @@ class Settings:
     cell_timeout: int = 60
     notebook_timeout: int = 600
     memory_mb: int = 1024
+    cluster: str | None = None  # a Dask scheduler's address (tcp://host:8786) or local:N; None: a local pool
 
     @property
     def gradebook(self):
@@ -315,6 +317,7 @@ def prepare(settings, scratch):
     chapter = settings.chapter
     template = NbgraderCourse.scratch(Path(scratch) / "template", [chapter], _course(settings))
     registrar = NbgraderCourse.scratch(Path(scratch) / "registrar", [chapter], _course(settings))
+    _create_gradebook(settings.gradebook)
     background = subprocess.Popen(
         nbgrader_command() + ["generate_assignment", chapter, "--force", f"--CourseDirectory.db_url={settings.gradebook}"],
         cwd=registrar.root / "course", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -325,6 +328,24 @@ def prepare(settings, scratch):
         raise PipelineError(f"nbgrader generate_assignment {chapter} failed:\n{outcome.get('error') or outcome.get('log')}")
     shutil.rmtree(template.root / "notebooks", ignore_errors=True)
     return template.root, background
+
+
+def _create_gradebook(url):
+    """Make the gradebook's tables here, before any nbgrader process opens it: two chapters graded
+    at once into an empty PostgreSQL database would otherwise both create them and collide."""
+    import time
+
+    import sqlalchemy.exc
+    from nbgrader.api import Gradebook
+
+    for attempt in (1, 2):
+        try:
+            Gradebook(url).close()
+            return
+        except sqlalchemy.exc.DBAPIError:  # the other run created them in the same moment
+            if attempt == 2:
+                raise
+            time.sleep(1)
 
 
 def _registered(background, settings):
@@ -352,7 +373,7 @@ def grade_class(settings, submissions, progress=None):
     todo = {s: f for s, f in submissions.items() if s not in bad}
     target = Path(settings.root) / "course" / "autograded"
     refuse_unsafe_grading()
-    with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _Pool(settings.workers) as pool:
+    with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _pool(settings) as pool:
         template, background = prepare(settings, scratch)
         check_judgeable(settings, template, pool, Path(scratch))
 
@@ -370,6 +391,8 @@ def grade_class(settings, submissions, progress=None):
         for student, result, error in pool.run({s: task(s) for s in todo}):
             if isinstance(error, concurrent.futures.process.BrokenProcessPool):
                 suspects.append(student)
+            elif isinstance(error, WorkerLost):  # the cluster already tried it on another worker
+                finish(student, StudentResult(student, attention=[f"the grading worker died twice on it: {error}"]), None)
             else:
                 finish(student, result, error)
         for student in suspects:  # alone in a fresh worker, a crash is this submission's own
@@ -384,6 +407,15 @@ def grade_class(settings, submissions, progress=None):
         _registered(background, settings)
     merge_into_gradebook(settings, results)
     return results
+
+
+def _pool(settings):
+    """Where submissions are graded: a Dask cluster (course.cluster) or worker processes here."""
+    if settings.cluster:
+        from .cluster import DaskPool
+
+        return DaskPool(settings.cluster)
+    return _Pool(settings.workers)
 
 
 def refuse_unsafe_grading():

@@ -1,7 +1,7 @@
 """`minigrad-course`: the instructor's command line, one subcommand per nbgrader step.
 
     minigrad-course release [CHAPTER ...] [--bundle DIR]   student notebooks (and student bundles)
-    minigrad-course autograde CHAPTER [--submissions DIR|ZIP] [--workers N] [--db-url URL] ...
+    minigrad-course autograde CHAPTER [--submissions DIR|ZIP] [--workers N | --cluster ADDR] [--db-url URL] ...
     minigrad-course feedback CHAPTER [--student ID ...]    HTML per student, hidden tests hidden
     minigrad-course grades [CHAPTER ...] [--csv FILE]      CSV export and a per-exercise summary
     minigrad-course validate NOTEBOOK ... [--json]         what a student's Validate button does, cell by cell
@@ -58,6 +58,8 @@ def _parser():
     autograde.add_argument("--cell-timeout", type=int, default=60, help="seconds a cell of the student's may run")
     autograde.add_argument("--notebook-timeout", type=int, default=600, help="seconds a whole notebook may run")
     autograde.add_argument("--memory-mb", type=int, default=1024, help="memory of a student's process, in MiB")
+    autograde.add_argument("--cluster", metavar="ADDRESS",
+                           help="grade on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N")
     autograde.set_defaults(run=_autograde)
 
     feedback = commands.add_parser("feedback", help="HTML feedback per student (hidden tests stay hidden)")
@@ -120,7 +122,7 @@ def _autograde(args):
 
     settings = Settings(args.chapter, root=Path(args.course).resolve(), workers=args.workers, db_url=args.db_url,
                         cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
-                        memory_mb=args.memory_mb)
+                        memory_mb=args.memory_mb, cluster=args.cluster)
     if not _course(args).source(args.chapter).exists():
         raise PipelineError(f"no chapter {args.chapter!r} under {settings.root / 'solutions'}")
     source = args.submissions or settings.root / "course" / "submitted"
