@@ -25,6 +25,7 @@ The fast tests at the end check the chapter conventions the pipeline relies on.
 import ast
 import copy
 import filecmp
+import hashlib
 import importlib
 import json
 from fnmatch import fnmatch
@@ -154,11 +155,28 @@ def _grade_chapter(course, chapter, scratch):
     root = course_copy(scratch / "course", [chapter], source=course.root, corpus=course.corpus)
     folders = {name: write_submission(scratch / "submitted" / name / chapter, chapter, nb, files.get(name))
                for name, nb in submissions.items()}
+    before = _digests(course.root / "solutions" / chapter, root / "solutions" / chapter)
     results = grade_class(Settings(chapter, root=root, workers=2), folders)
+    if _digests(course.root / "solutions" / chapter, root / "solutions" / chapter) != before:
+        raise PipelineError("the chapter's solution notebooks changed while its class was graded")
+    students = _gradebook_students(root, chapter)
+    if students != set(folders):
+        raise PipelineError(f"the gradebook holds {sorted(students ^ set(folders))} beyond or short of the class")
     release = generate_release(chapter, scratch / "release", course)
     honest = {name: trimmed_notebook(nb) for name, nb in submissions.items()
               if name in ("library", "answered", "slow_experiment") or name.startswith("wrong.")}
     return {name: _graded(result) for name, result in results.items()}, release, local_verdicts(honest)
+
+
+def _digests(*folders):
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for f in folders for p in sorted(f.rglob("*")) if p.is_file()}
+
+
+def _gradebook_students(root, chapter):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'course' / 'gradebook.db'}") as gradebook:
+        return {submission.student.id for submission in gradebook.find_assignment(chapter).submissions}
 
 
 def _graded(result):
