@@ -535,3 +535,28 @@ concatenate = Primitive(
     vjp=lambda g, out, *xs, axis: _split(g, xs, axis),
     jvp=lambda t, out, *xs, axis: concatenate(*t, axis=axis),
 )
+
+
+# --------------------------------------------------------------------------- special functions
+_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_forward(x):
+    """The error function elementwise (math.erf on each entry: numpy has none, and scipy is not a
+    dependency); the result keeps the input's floating dtype."""
+    x = np.asarray(x)
+    dtype = np.result_type(x.dtype, np.float16)
+    return np.asarray(_erf_ufunc(x.astype(np.float64)), dtype=np.float64).astype(dtype)
+
+
+def _erf_factor(x):
+    """d erf(x)/dx = 2/√π · e^(−x²), itself built from primitives (so erf has derivatives of every order)."""
+    return _scalar(2.0 / math.sqrt(math.pi), x) * exp(-(x * x))
+
+
+erf = Primitive(
+    "erf",  # GELU's Φ(x) = (1 + erf(x/√2)) / 2
+    forward=_erf_forward,
+    vjp=lambda g, out, x: (g * _erf_factor(x),),
+    jvp=lambda t, out, x: t[0] * _erf_factor(x),
+)

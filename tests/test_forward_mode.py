@@ -116,6 +116,7 @@ CASES = {
         [np.array([0.0, 0.0, 1.0, -1.0]), np.array([1.0, -1.0, 0.0, 2.0])],
     ),
     "cumsum": (lambda x: x.cumsum(axis=1), lambda x: x.cumsum(dim=1), [_normal(3, 4)]),
+    "erf": (ops.erf, torch.erf, [_normal(3, 4) * 2]),
     "argmax": (lambda x: ops.argmax(x, axis=1, keepdims=False).astype(np.float64), lambda x: x.argmax(dim=1).to(x.dtype), [_normal(3, 4)]),
     **{
         name: (

@@ -122,6 +122,7 @@ PRIMITIVES = {
     ),
     "stop_gradient": (lambda x: ops.stop_gradient(x) * x * x, lambda x: x.detach() * x * x, [RNG.standard_normal(4)]),
     "cumsum": (lambda x: (x * x).cumsum(axis=0), lambda x: (x * x).cumsum(dim=0), [RNG.standard_normal((4, 3))]),
+    "erf": (ops.erf, torch.erf, [RNG.standard_normal((2, 3)) * 2]),
     "argmax": (
         lambda x: ops.argmax(x, axis=1, keepdims=True).astype(np.float64) * x,
         lambda x: x.argmax(dim=1, keepdim=True).to(x.dtype) * x,
