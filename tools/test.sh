@@ -14,4 +14,5 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl 
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
         || echo "WARNING: could not install postgresql; the PostgreSQL gradebook tests will fail" >&2
 fi
-exec python -m pytest -n "${PYTEST_WORKERS:-auto}" --dist loadgroup "$@"
+# The slowest tests are listed at the end: the suite must stay well under its time budget.
+exec python -m pytest -n "${PYTEST_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
