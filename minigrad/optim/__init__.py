@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from .tensor import Tensor, versions
+from ..tensor import Tensor, versions
 
 
 def parameter_list(params, name):
     """`params` as a list of Tensors, or a TypeError saying what was passed instead and what to pass."""
-    from .nn.module import Module
+    from ..nn.module import Module
 
     if isinstance(params, Module):
         raise TypeError(f"{name}: got the module {type(params).__name__} itself; pass its parameters: model.parameters()")
@@ -102,3 +102,49 @@ class Adam(Optimizer):
             v_hat = self.v[i] / (1 - self.beta2 ** self.steps[i])
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
             versions.bump(p)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as PyTorch's `AdamW`: each step
+    first shrinks the weights, p ← p − lr·weight_decay·p, then takes Adam's step on the bare gradient."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay=0.0)
+        self.decoupled_weight_decay = weight_decay
+
+    def step(self):
+        if self.decoupled_weight_decay:
+            for _, p in self._with_grads():
+                p.data *= 1.0 - self.lr * self.decoupled_weight_decay
+        super().step()
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Tieleman & Hinton 2012), PyTorch's variant: steps divided by √(running mean of g²) + eps;
+    `centered=True` divides by the running variance instead, `momentum` accumulates the scaled steps."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+        super().__init__(params, lr)
+        self.alpha, self.eps, self.weight_decay, self.momentum, self.centered = alpha, eps, weight_decay, momentum, centered
+        self.square_avg = [np.zeros_like(p.data) for p in self.params]
+        self.grad_avg = [np.zeros_like(p.data) for p in self.params]
+        self.buffer = [np.zeros_like(p.data) for p in self.params]
+
+    def step(self):
+        for i, p in self._with_grads():
+            g = p.grad.data + self.weight_decay * p.data if self.weight_decay else p.grad.data
+            self.square_avg[i] = self.alpha * self.square_avg[i] + (1 - self.alpha) * g * g
+            if self.centered:
+                self.grad_avg[i] = self.alpha * self.grad_avg[i] + (1 - self.alpha) * g
+                avg = np.sqrt(self.square_avg[i] - self.grad_avg[i] ** 2) + self.eps
+            else:
+                avg = np.sqrt(self.square_avg[i]) + self.eps
+            if self.momentum:
+                self.buffer[i] = self.momentum * self.buffer[i] + g / avg
+                p.data -= self.lr * self.buffer[i]
+            else:
+                p.data -= self.lr * g / avg
+            versions.bump(p)
+
+
+from . import lr_scheduler  # noqa: E402  (it needs Optimizer defined)
