@@ -59,6 +59,7 @@ from .functional import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes
+from .serialization import load, save
 from .tensor import Node, Tensor, TracerError
 from .transforms import GradcheckError, grad, gradcheck, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 

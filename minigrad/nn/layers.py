@@ -3,6 +3,8 @@
 import numpy as np
 
 from ..creation import default_rng
+from ..errors import DtypeError, ShapeError
+from ..tensor import Tensor
 from .module import Module, Parameter
 
 
@@ -50,7 +52,8 @@ class Identity(Module):
         return x
 
 
-ACTIVATIONS = {"tanh": Tanh, "relu": ReLU, "sigmoid": Sigmoid, "identity": Identity}
+ACTIVATIONS = {"tanh": Tanh, "relu": ReLU, "sigmoid": Sigmoid, "identity": Identity}  # GELU too, below
+
 
 
 class Sequential(Module):
@@ -92,3 +95,122 @@ class MLP(Sequential):
             if i < len(sizes) - 2:
                 layers.append(ACTIVATIONS[activation]())
         super().__init__(*layers)
+
+
+class GELU(Module):
+    """x·Φ(x), the Gaussian error linear unit (Hendrycks & Gimpel 2016), as PyTorch's `nn.GELU`.
+
+    `approximate="none"` (the default) uses the error function, `"tanh"` the cheaper
+    ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+    """
+
+    def __init__(self, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        from .functional import gelu
+
+        return gelu(x, approximate=self.approximate)
+
+    def __repr__(self):
+        return f"GELU(approximate={self.approximate!r})"
+
+
+class Flatten(Module):
+    """Flatten the axes `start_dim`..`end_dim` into one (by default all but the batch axis)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        start, end = self.start_dim % max(x.ndim, 1), self.end_dim % max(x.ndim, 1)
+        if start > end:
+            raise ShapeError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for shape {x.shape}")
+        shape = x.shape[:start] + (int(np.prod(x.shape[start : end + 1])),) + x.shape[end + 1 :]
+        return x.reshape(shape)
+
+    def __repr__(self):
+        return f"Flatten(start_dim={self.start_dim}, end_dim={self.end_dim})"
+
+
+class Dropout(Module):
+    """Zero each entry with probability `p` while training, scaling the rest by 1/(1 − p)
+    (inverted dropout, Srivastava et al. 2014); the identity after `model.eval()`."""
+
+    def __init__(self, p=0.5, rng=None):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
+        self.p = p
+        self.rng = rng
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        if self.p == 1.0:
+            return x * Tensor(np.zeros(x.shape, dtype=x.dtype))
+        rng = default_rng() if self.rng is None else self.rng
+        keep = rng.random(x.shape) >= self.p
+        return x * Tensor(keep.astype(x.dtype) / x.dtype.type(1.0 - self.p))
+
+    def __repr__(self):
+        return f"Dropout(p={self.p})"
+
+
+class Embedding(Module):
+    """A lookup table: `Embedding(num_embeddings, embedding_dim)(indices)` is `weight[indices]`.
+
+    Rows start standard normal (PyTorch's default). Indices are integers (or floats holding whole
+    numbers) of any shape; the result
+    has that shape plus (embedding_dim,). The gradient adds into the rows that were read, once per
+    read.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, rng=None, dtype=np.float64):
+        rng = default_rng() if rng is None else rng
+        self.weight = Parameter(rng.standard_normal((num_embeddings, embedding_dim)))
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    def forward(self, indices):
+        idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+        if idx.dtype.kind == "f" and np.all(np.isfinite(idx)) and np.array_equal(idx, np.round(idx)):
+            idx = idx.astype(np.int64)  # mg.tensor([3, 4]) holds whole numbers as floats
+        if idx.dtype.kind not in "iu":
+            raise DtypeError(f"Embedding: indices must be integers, got dtype {idx.dtype} (values such as {idx.ravel()[:3].tolist()})")
+        n = self.weight.shape[0]
+        bad = np.flatnonzero((idx < 0) | (idx >= n))
+        if bad.size:
+            raise ShapeError(f"Embedding: indices must lie in [0, {n}); got {idx.ravel()[bad[0]]} ({bad.size} out of range in all)")
+        return self.weight[idx]
+
+    def __repr__(self):
+        return f"Embedding({self.weight.shape[0]}, {self.weight.shape[1]})"
+
+
+class LayerNorm(Module):
+    """Normalise over the last axes (`normalized_shape`) to mean 0 and variance 1, then scale and
+    shift per feature (Ba, Kiros & Hinton 2016): (x − μ) / √(σ² + eps) · weight + bias, σ² biased."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=np.float64):
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.weight = Parameter(np.ones(shape, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape, dtype=dtype)) if elementwise_affine else None
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    def forward(self, x):
+        k = len(self.normalized_shape)
+        if x.shape[x.ndim - k :] != self.normalized_shape:
+            raise ShapeError(f"LayerNorm: input of shape {x.shape} does not end in normalized_shape {self.normalized_shape}")
+        axes = tuple(range(x.ndim - k, x.ndim))
+        centred = x - x.mean(axis=axes, keepdims=True)
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        out = centred / (var + self.eps).sqrt()
+        return out * self.weight + self.bias if self.weight is not None else out
+
+    def __repr__(self):
+        return f"LayerNorm({self.normalized_shape}, eps={self.eps})"
+ACTIVATIONS["gelu"] = GELU

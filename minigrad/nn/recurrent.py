@@ -73,3 +73,46 @@ class RNN(Module):
 
     def __repr__(self):
         return f"RNN({self.cell!r})"
+
+
+class LSTMCell(Module):
+    """One step of a long short-term memory (Hochreiter & Schmidhuber 1997), as PyTorch's `LSTMCell`.
+
+    `forward(x, state=None)` takes `state = (h, c)` (zeros when None) and returns the new `(h, c)`:
+    gates i, f, g, o = split(x W_ih + b_ih + h W_hh + b_hh) in that order, c' = σ(f) c + σ(i) tanh(g),
+    h' = σ(o) tanh(c'). The cell state c is updated by a sum, not a product with W_hh, which is how
+    the gradient survives long distances. Weights (input, 4·hidden) and (hidden, 4·hidden) in
+    minigrad's layout (PyTorch's are transposed), all uniform in ±1/√hidden_size.
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, rng=None, dtype=np.float64):
+        rng = default_rng() if rng is None else rng
+        bound = 1.0 / np.sqrt(hidden_size)
+        self.weight_ih = Parameter(rng.uniform(-bound, bound, (input_size, 4 * hidden_size)))
+        self.weight_hh = Parameter(rng.uniform(-bound, bound, (hidden_size, 4 * hidden_size)))
+        self.bias_ih = Parameter(rng.uniform(-bound, bound, 4 * hidden_size)) if bias else None
+        self.bias_hh = Parameter(rng.uniform(-bound, bound, 4 * hidden_size)) if bias else None
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    @property
+    def hidden_size(self):
+        return self.weight_hh.shape[0]
+
+    def forward(self, x, state=None):
+        n = self.hidden_size
+        if x.ndim not in (1, 2) or x.shape[-1] != self.weight_ih.shape[0]:
+            raise ShapeError(f"LSTMCell: input must be (batch, {self.weight_ih.shape[0]}), got shape {x.shape}")
+        if state is None:
+            zeros = Tensor(np.zeros(x.shape[:-1] + (n,), dtype=self.weight_hh.dtype))
+            state = (zeros, zeros)
+        h, c = state
+        z = x @ self.weight_ih + h @ self.weight_hh
+        if self.bias_ih is not None:
+            z = z + (self.bias_ih + self.bias_hh)
+        i, f, g, o = (z[..., k * n : (k + 1) * n] for k in range(4))
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+
+    def __repr__(self):
+        return f"LSTMCell({self.weight_ih.shape[0]}, {self.hidden_size})"

@@ -42,3 +42,122 @@ def clip_grad_value_(params, clip_value):
     """Clamp every gradient entry to [-clip_value, clip_value] (this changes the step's direction)."""
     for p in _with_grads(params, "clip_grad_value_"):
         p.grad = Tensor._result(np.clip(p.grad.data, -clip_value, clip_value), None)
+
+
+# --------------------------------------------------------------------------- PyTorch state dicts
+def _owners(model):
+    """(parameter name, owning module, attribute) for every parameter of `model`."""
+    from .module import Module, Parameter
+
+    found, stack = [], [("", model)]
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, Module):
+            children = list(vars(value).items())
+            for key, child in children:
+                if isinstance(child, Parameter):
+                    found.append((f"{name}.{key}" if name else key, value, key))
+            stack.extend(reversed([(f"{name}.{k}" if name else k, v) for k, v in children if not isinstance(v, Parameter)]))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed([(f"{name}.{i}", v) for i, v in enumerate(value)]))
+        elif isinstance(value, dict):
+            stack.extend(reversed([(f"{name}.{k}", v) for k, v in value.items()]))
+    order = {id(p): i for i, (_, p) in enumerate(model.named_parameters())}
+    found = [f for f in found if id(getattr(f[1], f[2])) in order]
+    return sorted(found, key=lambda f: order[id(getattr(f[1], f[2]))])
+
+
+def _torch_name(name):
+    """minigrad's parameter name as PyTorch spells it: a Sequential's `layers.` level is gone."""
+    return ".".join(part for part in name.split(".") if part != "layers")
+
+
+def _to_torch(module, attr, array):
+    """(torch name suffix, array in PyTorch's layout) pairs for one minigrad parameter."""
+    from .conv import Conv2d
+    from .layers import Linear
+    from .recurrent import LSTMCell, RNNCell
+
+    if isinstance(module, (Linear, LSTMCell, RNNCell)) and attr.startswith("weight"):
+        return [(attr, array.T)]
+    if isinstance(module, Conv2d) and attr == "weight":
+        return [(attr, array.swapaxes(0, 1))]
+    if isinstance(module, RNNCell) and attr == "bias":  # PyTorch keeps two biases that add
+        return [("bias_ih", array), ("bias_hh", np.zeros_like(array))]
+    return [(attr, array)]
+
+
+def _from_torch(module, attr, arrays):
+    """The inverse of `_to_torch`: one minigrad array from PyTorch's piece(s)."""
+    from .conv import Conv2d
+    from .layers import Linear
+    from .recurrent import LSTMCell, RNNCell
+
+    if isinstance(module, RNNCell) and attr == "bias":
+        return arrays[0] + arrays[1]
+    if isinstance(module, (Linear, LSTMCell, RNNCell)) and attr.startswith("weight"):
+        return arrays[0].T
+    if isinstance(module, Conv2d) and attr == "weight":
+        return arrays[0].swapaxes(0, 1)
+    return arrays[0]
+
+
+def _numpy(value):
+    if hasattr(value, "detach") and hasattr(value, "cpu") and not isinstance(value, Tensor):  # a torch.Tensor, without importing torch
+        return value.detach().cpu().numpy()
+    return value.data if isinstance(value, Tensor) else np.asarray(value)
+
+
+def torch_state_dict(model):
+    """The parameters of `model` under PyTorch's names and layouts, as numpy arrays: Linear,
+    RNNCell and LSTMCell weights transposed to (out, in), Conv2d weights to (out, in, kH, kW), an
+    RNNCell's one bias split into bias_ih and a zero bias_hh. Load into the PyTorch model with
+    `torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in torch_state_dict(model).items()})`.
+    """
+    state = {}
+    for name, module, attr in _owners(model):
+        prefix = _torch_name(name)[: -len(attr)]
+        for suffix, array in _to_torch(module, attr, getattr(module, attr).data):
+            state[prefix + suffix] = np.ascontiguousarray(array).copy()
+    return state
+
+
+def load_torch_state_dict(model, state, strict=True):
+    """Load a PyTorch model's `state_dict()` (torch tensors or arrays) into the equivalent minigrad
+    `model`: the inverse of `torch_state_dict` (layouts converted, RNNCell's two biases added, a
+    Sequential's `layers.` level matched to PyTorch's bare indices). Names and shapes are checked
+    by `model.load_state_dict` (`strict=` as there); returns its (missing_keys, unexpected_keys),
+    in minigrad's names and PyTorch's respectively.
+    """
+    if not hasattr(state, "items"):
+        raise TypeError(f"load_torch_state_dict: expected a PyTorch state dict (torch_model.state_dict()), got {type(state).__name__}")
+    state = {k: _numpy(v) for k, v in state.items() if not k.endswith("num_batches_tracked")}
+    converted, used = {}, set()
+    for name, module, attr in _owners(model):
+        prefix = _torch_name(name)[: -len(attr)]
+        pieces = _to_torch(module, attr, getattr(module, attr).data)
+        if not all(prefix + suffix in state for suffix, _ in pieces):
+            continue
+        used.update(prefix + suffix for suffix, _ in pieces)
+        arrays = [state[prefix + suffix] for suffix, _ in pieces]
+        converted[name] = _from_torch(module, attr, arrays)
+    unexpected = [k for k in state if k not in used]
+    expected = torch_state_dict(model)
+    absent = [k for k in expected if k not in state]
+    if strict and (unexpected or absent):
+        from .module import StateDictError
+
+        problems = []
+        if absent:
+            problems.append(f"missing key(s) {', '.join(map(repr, absent))}")
+        if unexpected:
+            problems.append(f"unexpected key(s) {', '.join(map(repr, unexpected))}")
+        raise StateDictError(
+            f"load_torch_state_dict: the PyTorch state does not match {type(model).__name__}: {'; '.join(problems)}. "
+            f"Its parameters in PyTorch's names are {', '.join(map(repr, expected))}; pass strict=False to load only "
+            f"the names both have"
+        )
+    from .module import LoadResult
+
+    missing, _ = model.load_state_dict(converted, strict=strict)
+    return LoadResult(missing, unexpected)

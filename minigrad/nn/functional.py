@@ -1,0 +1,127 @@
+"""Functional forms of the layers, as `torch.nn.functional`: `import minigrad.nn.functional as F`.
+
+Convolution and pooling use im2col: the input is padded (a `scatter` into zeros), every
+kernel-sized window is gathered with one fancy index (its adjoint adds each window back, so
+overlapping windows accumulate), and the convolution becomes one matrix product. Every step is a
+differentiable minigrad operation, so derivatives of any order come for free.
+"""
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .losses import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def gelu(x, approximate="none"):
+    """x·Φ(x) with Φ the standard normal CDF; `approximate="tanh"` for the tanh form."""
+    x = _as_tensor(x)
+    half = x.dtype.type(0.5)
+    if approximate == "tanh":
+        c = x.dtype.type(math.sqrt(2.0 / math.pi))
+        return half * x * (1.0 + (c * (x + x.dtype.type(0.044715) * x * x * x)).tanh())
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return half * x * (1.0 + ops.erf(x * x.dtype.type(1.0 / math.sqrt(2.0))))
+
+
+def dropout(x, p=0.5, training=True, rng=None):
+    from .layers import Dropout
+
+    layer = Dropout(p, rng=rng)
+    layer.training = training
+    return layer(_as_tensor(x))
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    from .layers import LayerNorm
+
+    layer = LayerNorm(normalized_shape, eps=eps, elementwise_affine=False)
+    out = layer(_as_tensor(x))
+    out = out * weight if weight is not None else out
+    return out + bias if bias is not None else out
+
+
+def _pair(name, value):
+    if isinstance(value, (int, np.integer)):
+        return int(value), int(value)
+    value = tuple(int(v) for v in value)
+    if len(value) != 2:
+        raise ValueError(f"{name}: expected an int or a pair of ints, got {value}")
+    return value
+
+
+def _windows(op, x, kernel, stride, padding, dilation, fill=0.0):
+    """(N, C, OH, OW, kH, kW): every window of the (padded) NCHW input `x`."""
+    if x.ndim != 4:
+        raise ShapeError(f"{op}: input must be (batch, channels, height, width), got shape {x.shape}")
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x.shape
+    if ph or pw:
+        padded = ops.scatter(x, index=(slice(None), slice(None), slice(ph, ph + h), slice(pw, pw + w)), shape=(n, c, h + 2 * ph, w + 2 * pw))
+        if fill != 0.0:  # max pooling pads with -inf, so that padding never wins
+            border = np.full(padded.shape[2:], fill, dtype=x.dtype)
+            border[ph : ph + h, pw : pw + w] = 0.0
+            padded = padded + Tensor(border)
+        x, h, w = padded, h + 2 * ph, w + 2 * pw
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(
+            f"{op}: kernel {kernel} (dilation {dilation}) is larger than the padded input {(h, w)} of input shape {tuple(x.shape)}"
+        )
+    rows = (np.arange(oh) * sh)[:, None, None, None] + (np.arange(kh) * dh)[None, None, :, None]
+    cols = (np.arange(ow) * sw)[None, :, None, None] + (np.arange(kw) * dw)[None, None, None, :]
+    return x[:, :, rows, cols]
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1):
+    """2-D cross-correlation of an NCHW input with `weight` in minigrad's layout (in, out, kH, kW)
+    (PyTorch's is (out, in, kH, kW): `nn.utils.from_torch_state_dict` swaps the first two axes)."""
+    x = _as_tensor(x)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: weight must be (in_channels, out_channels, kH, kW), got shape {weight.shape}")
+    c_in, c_out, kh, kw = weight.shape
+    if x.ndim != 4 or x.shape[1] != c_in:
+        raise ShapeError(f"conv2d: input of shape {x.shape} must be (batch, {c_in}, height, width) for weight of shape {weight.shape}")
+    win = _windows("conv2d", x, (kh, kw), _pair("conv2d stride", stride), _pair("conv2d padding", padding), _pair("conv2d dilation", dilation))
+    n, _, oh, ow = win.shape[:4]
+    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c_in * kh * kw)
+    out = cols @ weight.transpose(0, 2, 3, 1).reshape(c_in * kh * kw, c_out)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(n, oh, ow, c_out).transpose(0, 3, 1, 2)
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
+    """The largest value of each window (ties share the gradient equally)."""
+    x = _as_tensor(x)
+    kernel = _pair("max_pool2d kernel_size", kernel_size)
+    stride = kernel if stride is None else _pair("max_pool2d stride", stride)
+    padding = _pair("max_pool2d padding", padding)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise ValueError(f"max_pool2d: padding {padding} must be at most half the kernel size {kernel}")
+    win = _windows("max_pool2d", x, kernel, stride, padding, _pair("max_pool2d dilation", dilation), fill=-np.inf)
+    return win.reshape(*win.shape[:4], kernel[0] * kernel[1]).max(axis=-1)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0):
+    """The mean of each window; padded zeros count (PyTorch's count_include_pad=True)."""
+    x = _as_tensor(x)
+    kernel = _pair("avg_pool2d kernel_size", kernel_size)
+    stride = kernel if stride is None else _pair("avg_pool2d stride", stride)
+    padding = _pair("avg_pool2d padding", padding)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise ValueError(f"avg_pool2d: padding {padding} must be at most half the kernel size {kernel}")
+    win = _windows("avg_pool2d", x, kernel, stride, padding, (1, 1))
+    return win.mean(axis=(4, 5))
+
+
+def embedding(indices, weight):
+    return weight[np.asarray(indices.data if isinstance(indices, Tensor) else indices)]

@@ -1,0 +1,261 @@
+"""The layers a PyTorch user reaches for (Embedding, Dropout, LayerNorm, GELU, Flatten, Conv2d, pooling,
+LSTMCell, loss modules with reduction=, PyTorch state dicts, save/load) against PyTorch in float64:
+values, gradients and, for convolution and GELU, second derivatives."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.nn import functional as F
+
+
+def rng(seed=0):
+    return np.random.default_rng(20261201 + seed)
+
+
+def _compare(mg_fn, torch_fn, arrays, second=False, atol=1e-10):
+    """Values and gradients (and gradients of ⟨w, grad⟩ when `second`) of a scalar-weighted output."""
+    xs = [mg.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = mg_fn(*xs), torch_fn(*ts)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=atol, rtol=1e-10)
+    u = rng(99).standard_normal(out.shape)
+    grads = mg.gradients((out * mg.tensor(u)).sum(), xs, create_graph=second)
+    tgrads = torch.autograd.grad((tout * torch.tensor(u)).sum(), ts, create_graph=second)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), atol=atol, rtol=1e-10)
+    if second:
+        ws = [rng(7 + i).standard_normal(a.shape) for i, a in enumerate(arrays)]
+        s = sum((g * mg.tensor(w)).sum() for g, w in zip(grads, ws))
+        ts2 = sum((g * torch.tensor(w)).sum() for g, w in zip(tgrads, ws))
+        if not s.requires_grad:  # the gradient depends on the cotangent alone (average pooling): second derivatives 0
+            for tg in torch.autograd.grad(ts2, ts, allow_unused=True):
+                assert tg is None or not tg.any()
+            return
+        for g, tg in zip(mg.gradients(s, xs), torch.autograd.grad(ts2, ts, allow_unused=True)):
+            expected = np.zeros(g.shape) if tg is None else tg.numpy()
+            np.testing.assert_allclose(g.data, expected, atol=atol, rtol=1e-9)
+
+
+# --------------------------------------------------------------------------- activations, shapes
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_matches_torch_to_second_order(approximate):
+    x = rng().standard_normal((4, 5)) * 3
+    _compare(lambda x: nn.GELU(approximate)(x), lambda x: torch.nn.GELU(approximate)(x), [x], second=True)
+
+
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="approximate"):
+        nn.GELU("sigmoid")
+
+
+def test_flatten_matches_torch():
+    x = rng().standard_normal((2, 3, 4, 5))
+    for args in [(), (0,), (1, 2), (2, -1)]:
+        _compare(lambda x: nn.Flatten(*args)(x), lambda x: torch.nn.Flatten(*args)(x), [x])
+
+
+def test_layer_norm_matches_torch_with_its_parameters():
+    x = rng().standard_normal((3, 4, 6)) * 2 + 1
+    for shape in [6, (4, 6)]:
+        ln, tln = nn.LayerNorm(shape), torch.nn.LayerNorm(shape).double()
+        with torch.no_grad():
+            w, b = rng(1).standard_normal(tln.weight.shape), rng(2).standard_normal(tln.weight.shape)
+            tln.weight.copy_(torch.tensor(w)), tln.bias.copy_(torch.tensor(b))
+        ln.load_state_dict({"weight": w, "bias": b})
+        _compare(ln, tln, [x], second=True)
+        loss, tloss = (ln(mg.tensor(x)) ** 2).sum(), (tln(torch.tensor(x)) ** 2).sum()
+        loss.backward(), tloss.backward()
+        np.testing.assert_allclose(ln.weight.grad.data, tln.weight.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(ln.bias.grad.data, tln.bias.grad.numpy(), rtol=1e-10)
+    with pytest.raises(mg.ShapeError, match=r"LayerNorm.*\(3, 4, 6\).*\(5,\)"):
+        nn.LayerNorm(5)(mg.tensor(x))
+
+
+def test_embedding_reads_rows_and_accumulates_repeated_ones():
+    emb = nn.Embedding(7, 3, rng=rng())
+    temb = torch.nn.Embedding(7, 3).double()
+    with torch.no_grad():
+        temb.weight.copy_(torch.tensor(emb.weight.data))
+    idx = np.array([[1, 2, 1], [6, 1, 0]])
+    out, tout = emb(idx), temb(torch.tensor(idx))
+    np.testing.assert_array_equal(out.data, tout.detach().numpy())
+    u = rng(1).standard_normal(out.shape)
+    (out * mg.tensor(u)).sum().backward()
+    (tout * torch.tensor(u)).sum().backward()
+    np.testing.assert_allclose(emb.weight.grad.data, temb.weight.grad.numpy(), rtol=1e-12)
+    assert emb(mg.tensor([3, 4])).shape == (2, 3)
+    with pytest.raises(mg.ShapeError, match=r"Embedding.*\[0, 7\).*7"):
+        emb(np.array([7]))
+    with pytest.raises(mg.DtypeError, match="integers"):
+        emb(np.array([1.5]))
+
+
+def test_dropout_honours_train_and_eval():
+    mg.manual_seed(0)
+    x = mg.tensor(np.ones((200, 50)), requires_grad=True)
+    layer = nn.Dropout(0.3)
+    y = layer(x)
+    kept = y.data != 0
+    assert 0.65 < kept.mean() < 0.75
+    np.testing.assert_allclose(y.data[kept], 1 / 0.7)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.data, kept / 0.7)  # the gradient goes through the kept entries, scaled
+    model = nn.Sequential(nn.Linear(50, 50), nn.Dropout(0.5))
+    model.eval()
+    assert not model[1].training
+    z = mg.tensor(rng().standard_normal((4, 50)))
+    np.testing.assert_array_equal(model(z).data, model[0](z).data)
+    model.train()
+    assert model[1].training and not np.array_equal(model(z).data, model[0](z).data)
+    assert np.all(nn.Dropout(1.0)(x).data == 0) and nn.Dropout(0.0)(x) is x
+    with pytest.raises(ValueError, match="probability"):
+        nn.Dropout(1.5)
+
+
+# --------------------------------------------------------------------------- convolution, pooling
+CONV_CASES = [
+    dict(c_in=1, c_out=2, k=3, stride=1, padding=0, dilation=1, hw=(6, 6)),
+    dict(c_in=2, c_out=3, k=3, stride=2, padding=1, dilation=1, hw=(7, 5)),
+    dict(c_in=3, c_out=2, k=(2, 3), stride=(1, 2), padding=(1, 0), dilation=1, hw=(5, 6)),
+    dict(c_in=2, c_out=2, k=3, stride=1, padding=2, dilation=2, hw=(6, 6)),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=range(len(CONV_CASES)))
+def test_conv2d_matches_torch_to_second_order(case):
+    kw = dict(stride=case["stride"], padding=case["padding"], dilation=case["dilation"])
+    conv = nn.Conv2d(case["c_in"], case["c_out"], case["k"], rng=rng(), **kw)
+    x = rng(1).standard_normal((2, case["c_in"]) + case["hw"])
+    _compare(
+        lambda x, w, b: F.conv2d(x, w, b, **kw),
+        lambda x, w, b: torch.nn.functional.conv2d(x, w.transpose(0, 1), b, **kw),
+        [x, conv.weight.data, conv.bias.data],
+        second=True,
+    )
+    tconv = torch.nn.Conv2d(case["c_in"], case["c_out"], case["k"], **kw).double()
+    nn.utils.load_torch_state_dict(conv, tconv.state_dict())
+    np.testing.assert_allclose(conv(mg.tensor(x)).data, tconv(torch.tensor(x)).detach().numpy(), atol=1e-12)
+
+
+def test_conv2d_initial_bound_and_errors():
+    conv = nn.Conv2d(3, 4, 5, rng=rng())
+    assert conv.weight.shape == (3, 4, 5, 5) and np.abs(conv.weight.data).max() <= 1 / np.sqrt(75)
+    with pytest.raises(mg.ShapeError, match=r"conv2d.*\(2, 2, 8, 8\).*\(batch, 3.*\(3, 4, 5, 5\)"):
+        conv(mg.tensor(np.zeros((2, 2, 8, 8))))
+    with pytest.raises(mg.ShapeError, match="larger than"):
+        conv(mg.tensor(np.zeros((1, 3, 3, 3))))
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("kernel, stride, padding", [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), 0)])
+def test_pooling_matches_torch(kind, kernel, stride, padding):
+    x = rng().standard_normal((2, 3, 7, 6))
+    mine = (nn.MaxPool2d if kind == "max" else nn.AvgPool2d)(kernel, stride, padding)
+    theirs = (torch.nn.MaxPool2d if kind == "max" else torch.nn.AvgPool2d)(kernel, stride, padding)
+    _compare(mine, theirs, [x], second=True)
+
+
+# --------------------------------------------------------------------------- LSTM
+def test_lstm_cell_matches_torch_over_several_steps():
+    cell = nn.LSTMCell(3, 4, rng=rng())
+    tcell = torch.nn.LSTMCell(3, 4).double()
+    tcell.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(cell).items()})
+    xs = rng(1).standard_normal((5, 2, 3))
+    state, tstate = None, None
+    for x in xs:
+        state = cell(mg.tensor(x), state)
+        tstate = tcell(torch.tensor(x), tstate)
+    np.testing.assert_allclose(state[0].data, tstate[0].detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(state[1].data, tstate[1].detach().numpy(), rtol=1e-12)
+    (state[0].sum() + state[1].sum()).backward()
+    (tstate[0].sum() + tstate[1].sum()).backward()
+    for name, p in cell.named_parameters():
+        expected = getattr(tcell, name).grad.numpy()
+        np.testing.assert_allclose(p.grad.data, expected.T if p.ndim == 2 else expected, rtol=1e-10, atol=1e-14)
+    with pytest.raises(mg.ShapeError, match=r"LSTMCell.*\(2, 5\)"):
+        cell(mg.tensor(np.zeros((2, 5))))
+
+
+# --------------------------------------------------------------------------- losses
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_loss_modules_match_torch(reduction):
+    pred, target = rng().standard_normal((5, 3)), rng(1).standard_normal((5, 3))
+    labels = np.array([0, 2, 1, 1, 0])
+    probs = rng(2).uniform(size=(5, 3))
+    cases = [
+        (nn.MSELoss, torch.nn.MSELoss, target),
+        (nn.L1Loss, torch.nn.L1Loss, target),
+        (nn.BCEWithLogitsLoss, torch.nn.BCEWithLogitsLoss, probs),
+        (nn.CrossEntropyLoss, torch.nn.CrossEntropyLoss, labels),
+        (nn.NLLLoss, torch.nn.NLLLoss, labels),
+    ]
+    for mine, theirs, y in cases:
+        ty = torch.tensor(y)
+        _compare(lambda p: mine(reduction=reduction)(p, y), lambda p: theirs(reduction=reduction)(p, ty), [pred])
+    with pytest.raises(ValueError, match="reduction"):
+        nn.MSELoss(reduction="average")
+    with pytest.raises(ValueError, match="reduction"):
+        nn.mse_loss(mg.tensor(pred), target, reduction="average")
+
+
+# --------------------------------------------------------------------------- state dicts, files
+def _torch_twin():
+    mine = nn.Sequential(nn.Linear(4, 4, rng=rng()), nn.Tanh(), nn.Linear(4, 3, rng=rng(1)), nn.LayerNorm(3))
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3), torch.nn.LayerNorm(3)).double()
+    return mine, theirs
+
+
+def test_torch_state_dict_both_ways():
+    mine, theirs = _torch_twin()
+    x = rng(2).standard_normal((6, 4))
+    assert theirs.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(mine).items()})
+    np.testing.assert_allclose(mine(mg.tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    fresh = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3), torch.nn.LayerNorm(3)).double()
+    result = nn.utils.load_torch_state_dict(mine, fresh.state_dict())  # a square 4x4 weight is transposed too
+    assert result == ([], [])
+    np.testing.assert_array_equal(mine[0].weight.data, fresh[0].weight.detach().numpy().T)
+    np.testing.assert_allclose(mine(mg.tensor(x)).data, fresh(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    rnn, trnn = nn.RNNCell(3, 4, rng=rng()), torch.nn.RNNCell(3, 4).double()
+    nn.utils.load_torch_state_dict(rnn, trnn.state_dict())
+    h, x = rng(3).standard_normal((2, 4)), rng(4).standard_normal((2, 3))
+    np.testing.assert_allclose(rnn(mg.tensor(x), mg.tensor(h)).data, trnn(torch.tensor(x), torch.tensor(h)).detach().numpy(), rtol=1e-12)
+
+
+def test_load_torch_state_dict_names_what_does_not_match():
+    mine, theirs = _torch_twin()
+    state = theirs.state_dict()
+    state["5.weight"] = torch.zeros(3)
+    with pytest.raises(nn.StateDictError, match=r"'5\.weight'.*'0\.weight'"):
+        nn.utils.load_torch_state_dict(mine, state)
+    del state["0.bias"]
+    with pytest.raises(nn.StateDictError, match=r"missing key\(s\) '0\.bias'; unexpected key\(s\) '5\.weight'"):
+        nn.utils.load_torch_state_dict(mine, state)
+    missing, unexpected = nn.utils.load_torch_state_dict(mine, state, strict=False)
+    assert missing == ["layers.0.bias"] and unexpected == ["5.weight"]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    mine, _ = _torch_twin()
+    path = tmp_path / "model.mg"
+    mg.save({"model": mine.state_dict(), "epoch": 3, "w": mg.tensor([1.0, 2.0])}, path)
+    back = mg.load(path)
+    assert int(back["epoch"]) == 3 and back["w"].tolist() == [1.0, 2.0]
+    other, _ = _torch_twin()
+    for p in other.parameters():
+        p.data = p.data * 0
+    other.load_state_dict(back["model"])
+    for (n1, a), (n2, b) in zip(mine.state_dict().items(), other.state_dict().items()):
+        assert n1 == n2 and np.array_equal(a, b)
+    buffer = io.BytesIO()
+    mg.save(mine.state_dict(), buffer)
+    buffer.seek(0)
+    assert set(mg.load(buffer)) == set(mine.state_dict())
+    with pytest.raises(TypeError, match=r"'f'.*function"):
+        mg.save({"f": print}, buffer)
+    with pytest.raises(TypeError, match="state_dict"):
+        mg.save([1, 2], buffer)
