@@ -74,8 +74,9 @@ def draw(root, **options):
 
 
 def __getattr__(name):
-    # Submodules with heavier imports load on first use: `minigrad.nn`, `minigrad.optim`, `minigrad.jit`.
-    if name in {"nn", "optim", "jit", "draw_graph"}:
+    # Submodules with heavier imports load on first use: `minigrad.nn`, `minigrad.optim`, `minigrad.jit`,
+    # `minigrad.data` (the shipped data sets).
+    if name in {"nn", "optim", "jit", "draw_graph", "data"}:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
