@@ -9,13 +9,16 @@ whole pass costs a small constant times the forward pass, O(|V| + |E|).
 import contextlib
 import dataclasses
 import gc
+import operator
 
 import numpy as np
 
 from .errors import GraphError, ShapeError
-from .grad_mode import set_grad_enabled
+from .grad_mode import set_grad_enabled, state
 from .graph import topological_sort
-from .tensor import Tensor, versions
+from .tensor import Tensor, _result, tracing, versions
+
+_data = operator.attrgetter("data")
 
 
 def unbroadcast(grad, shape):
@@ -138,10 +141,16 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
 
     With `wanted` (tensors), return their adjoints and leave every `.grad` alone; without it,
     accumulate adjoints into the `.grad` of leaves (and of tensors that asked to retain theirs).
+
+    A pass that records nothing (no create_graph, no forward-mode tangents, no jit trace watching)
+    keeps its adjoints as bare numpy arrays: rules marked `array_rule` run on the arrays directly,
+    the others get their adjoint wrapped in a Tensor and hand back arrays. Only `.grad` and the
+    returned adjoints become Tensors again.
     """
     wanted_ids = None if wanted is None else {id(t) for t in wanted}
     found = {}
-    adjoints = {id(output): seed}
+    raw = not create_graph and not state.forward_mode_depth and not tracing.depth
+    adjoints = {id(output): seed.data if raw else seed}
     handed = {id(seed.data)}  # arrays that leaves' .grad (or the caller) hold: see _accumulate
     with set_grad_enabled(create_graph), _cyclic_gc_paused():
         order = topological_sort(output)
@@ -153,27 +162,39 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
             node = tensor.node  # None for a leaf
             if wanted_ids is not None:
                 if id(tensor) in wanted_ids:
-                    found[id(tensor)] = adjoint
+                    found[id(tensor)] = _result(adjoint, None) if raw else adjoint
             elif node is None or tensor._retains_grad:
-                _accumulate(tensor, adjoint, create_graph, handed)
+                _accumulate(tensor, _result(adjoint, None) if raw else adjoint, create_graph, handed)
             if node is None:
                 continue
             if node.epoch < versions.clock:  # something changed in place since this node was recorded
                 versions.check(tensor, node)
-            parent_adjoints = node.op.vjp(adjoint, tensor, *node.inputs, **node.params)
+            parent_adjoints = _run_rule(node, adjoint, tensor, raw)
             if _vjp_counters:
                 _count_vjp(node.inputs, parent_adjoints)
             for parent, parent_adjoint in zip(node.inputs, parent_adjoints):
                 if parent_adjoint is None or not parent.requires_grad:
                     continue
-                if parent_adjoint.shape != parent.shape:
-                    parent_adjoint = unbroadcast(parent_adjoint, parent.shape)
+                shape = parent.data.shape  # .data.shape, not the .shape properties: two calls per edge
+                if parent_adjoint.shape != shape:
+                    parent_adjoint = unbroadcast(parent_adjoint, shape)
                 key = id(parent)
                 previous = adjoints.get(key)
                 adjoints[key] = parent_adjoint if previous is None else previous + parent_adjoint
             if not retain_graph:
                 node.inputs = None  # free the saved inputs; a second backward fails loudly
     return found
+
+
+def _run_rule(node, adjoint, out, raw):
+    """The node's input adjoints: Tensors in a recording pass, arrays (or None) in a raw one."""
+    op = node.op
+    if not raw:
+        return op.vjp(adjoint, out, *node.inputs, **node.params)
+    if op.array_rule:  # arithmetic operators only: the same rule, on the arrays
+        return op.vjp(adjoint, out.data, *map(_data, node.inputs), **node.params)
+    adjoints = op.vjp(_result(adjoint, None), out, *node.inputs, **node.params)
+    return [None if a is None else a.data for a in adjoints]
 
 
 def backward(output, grad=None, retain_graph=None, create_graph=False):

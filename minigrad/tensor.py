@@ -224,17 +224,8 @@ class Tensor:
         self._retains_grad = False
         self._tangent = None
 
-    @classmethod
-    def _result(cls, data, node):
-        """Fast constructor for operation results: no conversion, no checks."""
-        out = cls.__new__(cls)
-        out.data = data
-        out.grad = None
-        out.requires_grad = node is not None
-        out.node = node
-        out._retains_grad = False
-        out._tangent = None
-        return out
+    # Tensor._result(data, node), the fast constructor of operation results, is the module-level
+    # _result below the class (attached after it, since it names the class).
 
     # ----------------------------------------------------------------- array facts
     shape = property(lambda self: self.data.shape, doc="The shape of the underlying array.")
@@ -775,6 +766,28 @@ class Tensor:
 
     def clip(self, low=None, high=None):
         return _ops.clip(self, low=low, high=high)
+
+
+_new_object = object.__new__
+
+
+def _result(data, node):
+    """Fast constructor for operation results (`Tensor._result`): no conversion, no checks.
+
+    A module-level function calling `object.__new__` directly: every operation makes one, forward
+    and backward, and a classmethod call plus `cls.__new__` lookup cost more than the six stores.
+    """
+    out = _new_object(Tensor)
+    out.data = data
+    out.grad = None
+    out.requires_grad = node is not None
+    out.node = node
+    out._retains_grad = False
+    out._tangent = None
+    return out
+
+
+Tensor._result = staticmethod(_result)
 
 
 def _check_traced_index(index):
