@@ -1,0 +1,202 @@
+"""Each program in examples/ runs for a few steps beside the same program in PyTorch, started from the
+same weights (float64): the losses of every step and the final weights agree within 1e-6. And each
+runs as a script, printing its progress."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import minigrad as mg
+from minigrad import nn
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TOL = 1e-6
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _examples_on_path():
+    sys.path.insert(0, str(EXAMPLES))
+    yield
+    sys.path.remove(str(EXAMPLES))
+
+
+def example(name):
+    return importlib.import_module(name)
+
+
+def _torch_twin(model, module):
+    """The PyTorch module `module` (float64) holding `model`'s weights."""
+    module = module.double()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(model).items()})
+    return module
+
+
+def _same(model, module, losses, tlosses):
+    np.testing.assert_allclose(losses, tlosses, rtol=0, atol=TOL)
+    theirs = {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    mine = nn.utils.torch_state_dict(model)
+    assert mine.keys() == theirs.keys()
+    for name in mine:
+        np.testing.assert_allclose(mine[name], theirs[name], rtol=0, atol=TOL, err_msg=name)
+    assert not np.allclose(losses[0], losses[-1]), "the steps changed the model"
+
+
+def _torch_classifier_steps(module, x, y, index_batches, optimizer):
+    losses = []
+    for index in index_batches:
+        loss = torch.nn.functional.cross_entropy(module(torch.from_numpy(x[index])), torch.from_numpy(y[index]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_mlp_digits_matches_torch():
+    ex = example("mlp_digits")
+    x, y, _, _ = ex.data()
+    model = ex.make_model()
+    module = _torch_twin(model, torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)))
+    steps = 8
+    losses = ex.train(model, x, y, steps)
+    tlosses = _torch_classifier_steps(module, x, y, ex.batches(len(x), 64, steps), torch.optim.Adam(module.parameters(), lr=1e-2))
+    _same(model, module, losses, tlosses)
+
+
+def test_cnn_digits_matches_torch():
+    ex = example("cnn_digits")
+    x, y, _, _ = ex.data()
+    assert x.shape[1:] == (1, 8, 8)
+    model = ex.make_model()
+    T = torch.nn
+    module = _torch_twin(
+        model,
+        T.Sequential(T.Conv2d(1, 8, 3, padding=1), T.ReLU(), T.MaxPool2d(2), T.Conv2d(8, 16, 3, padding=1), T.ReLU(), T.MaxPool2d(2), T.Flatten(), T.Linear(64, 10)),
+    )
+    steps = 5
+    losses = ex.train(model, x, y, steps)
+    tlosses = _torch_classifier_steps(module, x, y, ex.batches(len(x), 32, steps), torch.optim.Adam(module.parameters(), lr=3e-3))
+    _same(model, module, losses, tlosses)
+
+
+class TorchCharMLP(torch.nn.Module):
+    def __init__(self, vocab, block, embed=12, hidden=96):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(vocab, embed)
+        self.flatten = torch.nn.Flatten()
+        self.hidden = torch.nn.Linear(block * embed, hidden)
+        self.out = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, contexts):
+        return self.out(torch.tanh(self.hidden(self.flatten(self.embedding(contexts)))))
+
+
+def test_char_mlp_matches_torch():
+    ex = example("char_mlp")
+    contexts, targets, alphabet = ex.data()
+    assert contexts.shape == (len(targets), ex.BLOCK)
+    model = ex.make_model(len(alphabet))
+    module = _torch_twin(model, TorchCharMLP(len(alphabet), ex.BLOCK))
+    steps = 8
+    losses = ex.train(model, contexts, targets, steps)
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.3, momentum=0.9)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps, eta_min=0.003)
+    rng = np.random.default_rng(0)  # train's batches: the same draws
+    tlosses = []
+    for _ in range(steps):
+        index = rng.integers(0, len(contexts), 128)
+        loss = torch.nn.functional.cross_entropy(module(torch.from_numpy(contexts[index])), torch.from_numpy(targets[index]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        tlosses.append(loss.item())
+    _same(model, module, losses, tlosses)
+    text = ex.sample(model, alphabet, "the ", length=20)
+    assert text.startswith("the ") and len(text) == 24 and set(text) <= set(alphabet)
+
+
+class TorchCharLSTM(torch.nn.Module):
+    def __init__(self, vocab, embed=16, hidden=64):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(vocab, embed)
+        self.cell = torch.nn.LSTMCell(embed, hidden)
+        self.head = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, ids, state=None):
+        x = self.embedding(ids)
+        logits = []
+        for t in range(ids.shape[1]):
+            state = self.cell(x[:, t], state)
+            logits.append(self.head(state[0]))
+        return torch.stack(logits), state
+
+
+def test_char_lstm_with_truncated_backpropagation_matches_torch():
+    ex = example("char_lstm")
+    streams, alphabet = ex.data()
+    model = ex.make_model(len(alphabet))
+    module = _torch_twin(model, TorchCharLSTM(len(alphabet)))
+    unroll = 16
+    steps = streams.shape[1] // unroll + 2  # past the end of the streams: the state restarts once
+    losses = ex.train(model, streams, steps, unroll=unroll)
+    optimizer = torch.optim.Adam(module.parameters(), lr=1e-2)
+    state, tlosses = None, []
+    for _, (inputs, targets, restart) in zip(range(steps), ex.chunks(streams, unroll)):
+        if restart:
+            state = None
+        logits, state = module(torch.from_numpy(inputs), state)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.from_numpy(targets.T.reshape(-1)))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+        optimizer.step()
+        state = (state[0].detach(), state[1].detach())
+        tlosses.append(loss.item())
+    _same(model, module, losses, tlosses)
+    restarts = [r for _, (_, _, r) in zip(range(steps), ex.chunks(streams, unroll))]
+    assert restarts.count(True) == 2, "the test runs past one wrap-around of the streams"
+
+
+def test_manual_sgd_matches_torch():
+    ex = example("manual_sgd")
+    x, y, _, _ = ex.data()
+    w, b = ex.make_parameters()
+    tw, tb = (torch.tensor(p.data, requires_grad=True) for p in (w, b))
+    assert w.is_leaf
+    w_before = w
+    steps = 10
+    losses = ex.train(w, b, x, y, steps)
+    assert w is w_before and w.is_leaf and w.grad is None, "updated in place, gradients cleared"
+    tlosses = []
+    for _ in range(steps):
+        loss = -torch.log_softmax(torch.from_numpy(x) @ tw + tb, dim=1)[np.arange(len(y)), y].mean()
+        loss.backward()
+        with torch.no_grad():
+            tw -= 0.5 * tw.grad
+            tb -= 0.5 * tb.grad
+        tw.grad = tb.grad = None
+        tlosses.append(loss.item())
+    np.testing.assert_allclose(losses, tlosses, rtol=0, atol=TOL)
+    np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=0, atol=TOL)
+    np.testing.assert_allclose(b.data, tb.detach().numpy(), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("name", ["mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd"])
+def test_examples_run_as_scripts_and_print_progress(name, capsys):
+    example(name).main(["--steps", "3"])
+    out = capsys.readouterr().out
+    steps = [int(line.split()[1]) for line in out.splitlines() if line.startswith("step ") and "loss" in line]
+    assert steps == [0, 1, 2], out
+
+
+def test_every_example_is_tested():
+    scripts = {p.stem for p in EXAMPLES.glob("*.py")}
+    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd"}, scripts
+    source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
+    assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
+    assert mg.data.load_digits()[0].shape == (1797, 8, 8)
