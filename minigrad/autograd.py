@@ -193,6 +193,8 @@ def _run_rule(node, adjoint, out, raw):
         return op.vjp(adjoint, out, *node.inputs, **node.params)
     if op.array_rule:  # arithmetic operators only: the same rule, on the arrays
         return op.vjp(adjoint, out.data, *map(_data, node.inputs), **node.params)
+    if op.array_vjp is not None:  # the rule written out for arrays (inputs stay tensors)
+        return op.array_vjp(adjoint, out.data, *node.inputs, **node.params)
     adjoints = op.vjp(_result(adjoint, None), out, *node.inputs, **node.params)
     return [None if a is None else a.data for a in adjoints]
 

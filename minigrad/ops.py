@@ -34,20 +34,25 @@ _NO_GRAD_ADVICE = (
 class Primitive:
     """A differentiable operation; calling it on tensors records a `Node` when grads are needed.
 
-    `array_rule=True` says the VJP rule uses only Python's arithmetic operators on its arguments,
-    so it runs unchanged on numpy arrays: a backward pass that records nothing calls it on the
-    arrays themselves (same operators on the same data, the same numbers) and skips one Tensor per
-    intermediate result (see `autograd._propagate`).
+    A backward pass that records nothing (see `autograd._propagate`) works on bare numpy arrays
+    and skips one Tensor per intermediate result, where a primitive allows it:
+
+    * `array_rule=True`: the VJP rule uses only Python's arithmetic operators, so it runs
+      unchanged on the arrays (the same operators on the same data: the same numbers);
+    * `array_vjp(g, out, *inputs, **params)`: the rule written out for arrays `g` and `out` (the
+      inputs stay tensors, so it can ask which need a gradient); it must compute what `vjp` does
+      with the same numpy calls.
     """
 
-    __slots__ = ("name", "forward", "vjp", "jvp", "array_rule")
+    __slots__ = ("name", "forward", "vjp", "jvp", "array_rule", "array_vjp")
 
-    def __init__(self, name, forward, vjp, jvp, array_rule=False):
+    def __init__(self, name, forward, vjp, jvp, array_rule=False, array_vjp=None):
         self.name = name
         self.forward = forward
         self.vjp = vjp
         self.jvp = jvp
         self.array_rule = array_rule
+        self.array_vjp = array_vjp
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -217,6 +222,7 @@ relu = Primitive(
     forward=lambda x: np.maximum(x, 0),
     vjp=lambda g, out, x: (g * relu_mask(x),),
     jvp=lambda t, out, x: t[0] * relu_mask(x),
+    array_vjp=lambda g, out, x: (g * relu_mask.forward(x.data),),  # relu_mask's own forward, on the array
 )
 absolute = Primitive(
     "abs",
@@ -368,11 +374,17 @@ def _matmul_vjp(g, out, x, y):
     return (matmul(g, y.mT) if x.requires_grad else None, matmul(x.mT, g) if y.requires_grad else None)
 
 
+def _matmul_array_vjp(g, out, x, y):
+    """_matmul_vjp on arrays (`.mT` is the view the transpose primitive makes, `@` is np.matmul)."""
+    return (g @ y.data.mT if x.requires_grad else None, x.data.mT @ g if y.requires_grad else None)
+
+
 matmul = Primitive(
     "matmul",
     forward=np.matmul,
     vjp=_matmul_vjp,
     jvp=lambda t, out, x, y: t[0] @ y + x @ t[1],
+    array_vjp=_matmul_array_vjp,
 )
 
 
@@ -420,13 +432,21 @@ def _sum_vjp(g, out, x, axis, keepdims):
     return (g.broadcast_to(x.shape),)
 
 
+def _sum_array_vjp(g, out, x, axis, keepdims):
+    """_sum_vjp on arrays: the same reshape, then the broadcast the broadcast_to primitive does."""
+    if axis is not None and not keepdims:
+        g = g.reshape(_keepdims_shape(x.shape, axis))
+    return (g if g.shape == x.data.shape else np.broadcast_to(g, x.data.shape),)
+
+
 reduce_sum = Primitive(
     "sum",
     # ndarray methods rather than np.sum & co. here and below: those are Python wrappers around the
-    # methods (~1.5 µs each, more than a small sum itself); numpy scalars have the methods too.
+    # methods (more than a small sum itself costs); numpy scalars have the methods too.
     forward=lambda x, axis, keepdims: x.sum(axis=axis, keepdims=keepdims),
     vjp=_sum_vjp,
     jvp=lambda t, out, x, axis, keepdims: t[0].sum(axis=axis, keepdims=keepdims),
+    array_vjp=_sum_array_vjp,
 )
 
 
@@ -475,6 +495,7 @@ log_softmax = Primitive(
     forward=_log_softmax_forward,
     vjp=lambda g, out, x, axis: (g - out.exp() * g.sum(axis=axis, keepdims=True),),
     jvp=lambda t, out, x, axis: t[0] - (out.exp() * t[0]).sum(axis=axis, keepdims=True),
+    array_vjp=lambda g, out, x, axis: (g - np.exp(out) * g.sum(axis=normalize_axis(axis, g.ndim), keepdims=True),),
 )
 
 # --------------------------------------------------------------------------- shapes
