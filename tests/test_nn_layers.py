@@ -259,3 +259,30 @@ def test_save_and_load_round_trip(tmp_path):
         mg.save({"f": print}, buffer)
     with pytest.raises(TypeError, match="state_dict"):
         mg.save([1, 2], buffer)
+
+
+# --------------------------------------------------------------------------- jit
+def test_new_layers_compile_or_refuse_clearly():
+    from minigrad import jit
+
+    conv, ln = nn.Conv2d(1, 2, 3, padding=1, rng=rng()), nn.LayerNorm(4)
+
+    def f(x):
+        return ln(F.max_pool2d(F.gelu(conv(x)), 2).reshape(2, -1)[:, :4]).sum()
+
+    compiled = jit.compile(f, backward=True)
+    for seed in (1, 2):  # the second call runs the program traced on the first, on new data
+        x = mg.tensor(rng(seed).standard_normal((2, 1, 6, 6)), requires_grad=True)
+        value, (grad,) = compiled(x)
+        expected = f(x)
+        expected.backward()
+        np.testing.assert_allclose(value.data, expected.data, rtol=1e-12)
+        np.testing.assert_allclose(grad.data, x.grad.data, rtol=1e-10, atol=1e-14)
+    drop = nn.Dropout(0.5)
+    with pytest.raises(mg.TracerError, match="Dropout.*model.eval"):
+        jit.compile(lambda x: drop(x).sum())(mg.tensor(np.ones(3)))
+    drop.eval()
+    assert jit.compile(lambda x: drop(x).sum())(mg.tensor(np.ones(3))).item() == 3.0
+    emb = nn.Embedding(5, 2, rng=rng())
+    with pytest.raises(mg.TracerError, match="Embedding"):
+        jit.compile(lambda i: emb(i).sum())(mg.tensor(np.array([1.0, 2.0])))  # integer inputs are refused by trace itself

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..creation import default_rng
 from ..errors import DtypeError, ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, _refuse_while_tracing, tracing
 from .module import Module, Parameter
 
 
@@ -150,6 +150,13 @@ class Dropout(Module):
             return x
         if self.p == 1.0:
             return x * Tensor(np.zeros(x.shape, dtype=x.dtype))
+        if tracing.depth and x.requires_grad:
+            _refuse_while_tracing(
+                x,
+                "Dropout in training mode",
+                "Its random mask would be drawn once, at trace time, and reused by every call. Call "
+                "model.eval() before compiling (Dropout is then the identity), or run the training step without jit.compile.",
+            )
         rng = default_rng() if self.rng is None else self.rng
         keep = rng.random(x.shape) >= self.p
         return x * Tensor(keep.astype(x.dtype) / x.dtype.type(1.0 - self.p))
@@ -174,6 +181,13 @@ class Embedding(Module):
             self.to(dtype)
 
     def forward(self, indices):
+        if tracing.depth and isinstance(indices, Tensor) and indices.requires_grad:
+            _refuse_while_tracing(
+                indices,
+                "Embedding with indices that are an input of the compiled function",
+                "The rows read would be the first call's. Use constant indices (a numpy array the "
+                "function closes over), or run the function without jit.compile.",
+            )
         idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
         if idx.dtype.kind == "f" and np.all(np.isfinite(idx)) and np.array_equal(idx, np.round(idx)):
             idx = idx.astype(np.int64)  # mg.tensor([3, 4]) holds whole numbers as floats
