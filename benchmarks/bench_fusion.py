@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_fusion.py                # 16M float32 elements, about 2 minutes
     .venv/bin/python benchmarks/bench_fusion.py --quick        # 1M elements, fewer runs
     .venv/bin/python benchmarks/bench_fusion.py --no-torch-compile   # skip Inductor's ~1 minute compile
-    .venv/bin/python benchmarks/bench_fusion.py --accuracy     # only: every float32 through tanh/exp/sigmoid (~10 min)
+    .venv/bin/python benchmarks/bench_fusion.py --accuracy     # only: every float32 through tanh/exp/sigmoid (~6 CPU minutes)
 
 GELU, tanh form (Hendrycks & Gimpel 2016), float32: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 Its cost model is memory traffic: a fused kernel reads 4 bytes and writes 4 bytes per element; the
