@@ -99,3 +99,33 @@ def test_scheduler_state_round_trip_and_errors():
         optim.lr_scheduler.StepLR(opt, step_size=0)
     with pytest.raises(TypeError, match="model.parameters"):
         optim.RMSprop(nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("make", [lambda p: optim.Adam(p, lr=0.05), lambda p: optim.SGD(p, lr=0.05, momentum=0.9), lambda p: optim.RMSprop(p, centered=True, momentum=0.5), lambda p: optim.AdamW(p, lr=0.05)])
+def test_optimizer_state_survives_save_and_load(make, tmp_path):
+    x = mg.tensor(np.random.default_rng(1).standard_normal((5, 3)))
+
+    def steps(params, opt, n):
+        for _ in range(n):
+            opt.zero_grad()
+            _loss(params, x, mg).backward()
+            opt.step()
+
+    straight, _ = _twins()
+    opt = make(straight)
+    steps(straight, opt, 6)
+    resumed, _ = _twins()
+    first = make(resumed)
+    steps(resumed, first, 3)
+    mg.save({"params": {str(i): p for i, p in enumerate(resumed)}, "optimizer": first.state_dict()}, tmp_path / "ckpt")
+    back = mg.load(tmp_path / "ckpt")
+    fresh, _ = _twins(seed=5)
+    for i, p in enumerate(fresh):
+        p.data = back["params"][str(i)].copy()
+    second = make(fresh)
+    second.load_state_dict(back["optimizer"])
+    steps(fresh, second, 3)
+    for a, b in zip(straight, fresh):
+        np.testing.assert_allclose(a.data, b.data, rtol=1e-14)
+    with pytest.raises(KeyError, match="unknown entries"):
+        second.load_state_dict({"velocityy": {}})

@@ -55,6 +55,52 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
+    def state_dict(self):
+        """The optimizer's hyperparameters and per-parameter state (moments, step counts) as plain
+        numbers and arrays, for `minigrad.save` beside the model's: per-parameter entries are dicts
+        keyed by the parameter's position ("0", "1", ...), as in PyTorch."""
+        state = {}
+        for name, value in vars(self).items():
+            if name == "params":
+                continue
+            if isinstance(value, list) and len(value) == len(self.params):
+                entries = {str(i): np.array(v) for i, v in enumerate(value) if v is not None}
+                if entries:
+                    state[name] = entries
+            elif isinstance(value, (bool, int, float, np.number)):
+                state[name] = value
+        return state
+
+    def load_state_dict(self, state):
+        """Restore what `state_dict` returned (possibly through `minigrad.save`/`minigrad.load`)."""
+        if not hasattr(state, "items"):
+            raise TypeError(f"{type(self).__name__}.load_state_dict: expected a dict from state_dict(), got {type(state).__name__}")
+        known = {name for name, value in vars(self).items() if name != "params"}
+        unknown = sorted(set(state) - known)
+        if unknown:
+            raise KeyError(f"{type(self).__name__}.load_state_dict: unknown entries {unknown}; this optimizer keeps {sorted(known)}")
+        for name, current in list(vars(self).items()):
+            if name == "params":
+                continue
+            if isinstance(current, list) and len(current) == len(self.params):
+                entries = state.get(name, {})
+                values = []
+                for i, p in enumerate(self.params):
+                    if str(i) not in entries:
+                        values.append(None if current[i] is None else np.zeros_like(current[i]) if isinstance(current[i], np.ndarray) else 0)
+                        continue
+                    value = np.asarray(entries[str(i)])
+                    if value.ndim == 0 and not isinstance(current[i], np.ndarray):
+                        values.append(value.item())  # a step count
+                    elif value.shape != p.shape:
+                        raise ValueError(f"{type(self).__name__}.load_state_dict: {name}[{i}] has shape {value.shape}, parameter {i} has {p.shape}")
+                    else:
+                        values.append(value.astype(p.dtype))
+                setattr(self, name, values)
+            elif name in state:
+                value = state[name]
+                setattr(self, name, value.item() if isinstance(value, np.ndarray) else value)
+
     def _with_grads(self):
         """Parameters that take part in training now: frozen or unused ones are skipped."""
         return [(i, p) for i, p in enumerate(self.params) if p.requires_grad and p.grad is not None]
