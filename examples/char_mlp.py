@@ -2,7 +2,7 @@
 makemore): the last `block` characters, each looked up in an `Embedding`, predict the next one
 through a tanh MLP. Trained with SGD and a cosine learning-rate schedule; samples text at the end.
 
-    python examples/char_mlp.py              # 2,000 steps, about ten seconds
+    python examples/char_mlp.py              # 2,000 steps, about 15 seconds of CPU
     python examples/char_mlp.py --steps 200
 """
 

@@ -286,3 +286,42 @@ def test_new_layers_compile_or_refuse_clearly():
     emb = nn.Embedding(5, 2, rng=rng())
     with pytest.raises(mg.TracerError, match="Embedding"):
         jit.compile(lambda i: emb(i).sum())(mg.tensor(np.array([1.0, 2.0])))  # integer inputs are refused by trace itself
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_ignore_index_and_label_smoothing_match_torch(reduction, smoothing):
+    logits = rng().standard_normal((6, 4)) * 3
+    labels = np.array([0, 3, -100, 1, 2, -100])
+    for ignore in (-100, 2):
+        kw = dict(reduction=reduction, ignore_index=ignore, label_smoothing=smoothing)
+        _compare(
+            lambda z: nn.CrossEntropyLoss(**kw)(z, np.where(labels == -100, ignore, labels)),
+            lambda z: torch.nn.CrossEntropyLoss(**kw)(z, torch.tensor(np.where(labels == -100, ignore, labels))),
+            [logits],
+        )
+    if not smoothing:
+        _compare(
+            lambda z: nn.NLLLoss(reduction=reduction)(mg.log_softmax(z, axis=1), labels),
+            lambda z: torch.nn.NLLLoss(reduction=reduction)(torch.log_softmax(z, dim=1), torch.tensor(labels)),
+            [logits],
+        )
+
+
+def test_embedding_padding_row_gets_no_gradient():
+    emb = nn.Embedding(5, 3, padding_idx=-1, rng=rng())
+    temb = torch.nn.Embedding(5, 3, padding_idx=4).double()
+    assert emb.padding_idx == 4 and not emb.weight.data[4].any()
+    with torch.no_grad():
+        emb.weight.data[4] = 1.5  # a value set later is read, but still not trained
+        temb.weight.copy_(torch.tensor(emb.weight.data))
+    idx = np.array([[4, 1, 4], [2, 4, 0]])
+    out, tout = emb(idx), temb(torch.tensor(idx))
+    np.testing.assert_array_equal(out.data, tout.detach().numpy())
+    u = rng(1).standard_normal(out.shape)
+    (out * mg.tensor(u)).sum().backward()
+    (tout * torch.tensor(u)).sum().backward()
+    np.testing.assert_allclose(emb.weight.grad.data, temb.weight.grad.numpy(), rtol=1e-12)
+    assert not emb.weight.grad.data[4].any()
+    with pytest.raises(ValueError, match="padding_idx 5"):
+        nn.Embedding(5, 3, padding_idx=5)

@@ -169,14 +169,20 @@ class Embedding(Module):
     """A lookup table: `Embedding(num_embeddings, embedding_dim)(indices)` is `weight[indices]`.
 
     Rows start standard normal (PyTorch's default). Indices are integers (or floats holding whole
-    numbers) of any shape; the result
-    has that shape plus (embedding_dim,). The gradient adds into the rows that were read, once per
-    read.
+    numbers) of any shape; the result has that shape plus (embedding_dim,). The gradient adds into
+    the rows that were read, once per read. `padding_idx`, as in PyTorch, names a row that starts
+    at zero and never receives a gradient (the index of a padding token).
     """
 
-    def __init__(self, num_embeddings, embedding_dim, rng=None, dtype=np.float64):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, rng=None, dtype=np.float64):
         rng = default_rng() if rng is None else rng
         self.weight = Parameter(rng.standard_normal((num_embeddings, embedding_dim)))
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} is not a row of a table of {num_embeddings}")
+            padding_idx = int(padding_idx) % num_embeddings
+            self.weight.data[padding_idx] = 0.0
+        self.padding_idx = padding_idx
         if np.dtype(dtype) != np.float64:
             self.to(dtype)
 
@@ -197,10 +203,16 @@ class Embedding(Module):
         bad = np.flatnonzero((idx < 0) | (idx >= n))
         if bad.size:
             raise ShapeError(f"Embedding: indices must lie in [0, {n}); got {idx.ravel()[bad[0]]} ({bad.size} out of range in all)")
-        return self.weight[idx]
+        rows = self.weight[idx]
+        if self.padding_idx is not None and np.any(idx == self.padding_idx):
+            from ..functional import where
+
+            rows = where((idx != self.padding_idx)[..., None], rows, rows.detach())  # the padding row's value, no gradient
+        return rows
 
     def __repr__(self):
-        return f"Embedding({self.weight.shape[0]}, {self.weight.shape[1]})"
+        padding = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"Embedding({self.weight.shape[0]}, {self.weight.shape[1]}{padding})"
 
 
 class LayerNorm(Module):

@@ -41,41 +41,58 @@ def l1_loss(prediction, target, reduction="mean"):
     return _reduce("l1_loss", (prediction - _target("l1_loss", prediction, target)).abs(), reduction)
 
 
-def _labels(name, logits, labels):
+def _labels(name, logits, labels, ignore_index=None):
+    """(labels, one-hot rows as a constant, kept-row mask): rows whose label is `ignore_index` are zeros."""
     labels = np.asarray(labels.data if isinstance(labels, Tensor) else labels)
     if logits.ndim != 2 or labels.shape != (logits.shape[0],):
         raise ShapeError(f"{name}: logits must be (batch, classes) and labels (batch,), got {logits.shape} and {labels.shape}")
     if labels.dtype.kind not in "iu":
         raise DtypeError(f"{name}: labels must be integer class indices, got dtype {labels.dtype}")
-    bad = np.flatnonzero((labels < 0) | (labels >= logits.shape[1]))
+    keep = labels != ignore_index if ignore_index is not None else np.ones(labels.shape, dtype=bool)
+    bad = np.flatnonzero(keep & ((labels < 0) | (labels >= logits.shape[1])))
     if bad.size:
         raise ShapeError(
             f"{name}: labels must be class indices in [0, {logits.shape[1]}) for logits of shape "
             f"{logits.shape}; label {labels[bad[0]]} at position {bad[0]} is not ({bad.size} bad in all)"
         )
     one_hot = np.zeros(logits.shape, dtype=logits.dtype)
-    one_hot[np.arange(len(labels)), labels] = 1.0
-    return labels, Tensor._result(one_hot, None)
+    one_hot[np.flatnonzero(keep), labels[keep]] = 1.0
+    return labels, Tensor._result(one_hot, None), keep
 
 
-def nll_loss(log_probs, labels, reduction="mean"):
-    """Negative log-likelihood of integer `labels` given log-probabilities (batch, classes)."""
-    _, one_hot = _labels("nll_loss", log_probs, labels)
-    return _reduce("nll_loss", -(log_probs * one_hot).sum(axis=1), reduction)
+def _reduce_kept(name, losses, keep, reduction):
+    """As `_reduce`, the mean taken over the rows that were not ignored (NaN if none, as in PyTorch)."""
+    if reduction == "mean" and not keep.all():
+        return losses.sum() / losses.dtype.type(keep.sum())
+    return _reduce(name, losses, reduction)
 
 
-def cross_entropy(logits, labels, reduction="mean"):
+def nll_loss(log_probs, labels, reduction="mean", ignore_index=-100):
+    """Negative log-likelihood of integer `labels` given log-probabilities (batch, classes); rows
+    labelled `ignore_index` count for nothing (PyTorch's default -100)."""
+    _, one_hot, keep = _labels("nll_loss", log_probs, labels, ignore_index)
+    return _reduce_kept("nll_loss", -(log_probs * one_hot).sum(axis=1), keep, reduction)
+
+
+def cross_entropy(logits, labels, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """Mean negative log-likelihood of integer class `labels` under softmax(`logits`).
 
     Computed through log-softmax, which subtracts the row maximum first, so large logits do not
-    overflow the exponential.
+    overflow the exponential. As in PyTorch: rows labelled `ignore_index` count for nothing (the
+    mean is over the others); `label_smoothing` ε mixes the one-hot target with the uniform
+    distribution, (1 − ε)·onehot + ε/classes.
     """
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}")
     # A one-hot mask picks each row's log-probability: a product and a sum, where indexing would
     # cost a scatter (np.add.at) in the backward pass.
-    labels, one_hot = _labels("cross_entropy", logits, labels)
-    if reduction == "mean":  # the common case, as before: one sum and one division
-        return -(log_softmax(logits, axis=1) * one_hot).sum() / len(labels)
-    return _reduce("cross_entropy", -(log_softmax(logits, axis=1) * one_hot).sum(axis=1), reduction)
+    labels, target, keep = _labels("cross_entropy", logits, labels, ignore_index)
+    if label_smoothing:
+        smooth = (label_smoothing / logits.shape[1]) * keep[:, None].astype(logits.dtype)
+        target = Tensor._result((1.0 - label_smoothing) * target.data + smooth, None)
+    if reduction == "mean" and keep.all():  # the common case, as before: one sum and one division
+        return -(log_softmax(logits, axis=1) * target).sum() / len(labels)
+    return _reduce_kept("cross_entropy", -(log_softmax(logits, axis=1) * target).sum(axis=1), keep, reduction)
 
 
 def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
@@ -118,9 +135,23 @@ class CrossEntropyLoss(_Loss):
 
     function = staticmethod(cross_entropy)
 
+    def __init__(self, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+        super().__init__(reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, logits, labels):
+        return cross_entropy(logits, labels, self.reduction, self.ignore_index, self.label_smoothing)
+
 
 class NLLLoss(_Loss):
     function = staticmethod(nll_loss)
+
+    def __init__(self, reduction="mean", ignore_index=-100):
+        super().__init__(reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, log_probs, labels):
+        return nll_loss(log_probs, labels, self.reduction, self.ignore_index)
 
 
 class BCEWithLogitsLoss(_Loss):
