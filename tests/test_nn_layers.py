@@ -325,3 +325,26 @@ def test_embedding_padding_row_gets_no_gradient():
     assert not emb.weight.grad.data[4].any()
     with pytest.raises(ValueError, match="padding_idx 5"):
         nn.Embedding(5, 3, padding_idx=5)
+
+
+def test_functional_forms_match_torch():
+    x = rng().standard_normal((3, 5))
+    w, b = rng(1).standard_normal(5), rng(2).standard_normal(5)
+    _compare(lambda x, w, b: F.layer_norm(x, 5, w, b), lambda x, w, b: torch.nn.functional.layer_norm(x, (5,), w, b), [x, w, b], second=True)
+    table = rng(3).standard_normal((6, 2))
+    _compare(lambda t: F.embedding(np.array([[0, 5], [5, 2]]), t), lambda t: torch.nn.functional.embedding(torch.tensor([[0, 5], [5, 2]]), t), [table])
+    images = rng(4).standard_normal((2, 3, 5, 5))
+    weight = rng(5).standard_normal((3, 4, 3, 3))
+    _compare(lambda x, w: F.conv2d(x, w), lambda x, w: torch.nn.functional.conv2d(x, w.transpose(0, 1)), [images, weight], second=True)
+    assert nn.Conv2d(3, 4, 3, bias=False).bias is None
+    t = mg.tensor(x)
+    assert F.dropout(t, 0.5, training=False) is t
+    assert (F.dropout(t, 0.5, rng=np.random.default_rng(0)).data == 0).any()
+
+
+def test_reprs_name_the_configuration():
+    assert repr(nn.Conv2d(1, 2, 3, padding=1)) == "Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))"
+    assert repr(nn.LSTMCell(3, 4)) == "LSTMCell(3, 4)"
+    assert repr(nn.Embedding(5, 2, padding_idx=0)) == "Embedding(5, 2, padding_idx=0)"
+    assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss(reduction='sum')"
+    assert "Dropout(p=0.1)" in repr(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1), nn.GELU()))
