@@ -32,8 +32,10 @@ EPILOGUE_MAX_INNER = 8
 class NumbaBackend(Backend):
     """Fused CPU kernels with Numba.
 
-    fast_math: float32 tanh/exp (hence sigmoid) via the vectorisable approximations of
-        `minigrad.jit.fastmath`, relative error below 1e-6; exact `math` functions otherwise.
+    fast_math: float32 tanh/exp (hence sigmoid) via the faster approximations of
+        `minigrad.jit.fastmath`, relative error below 1e-6; otherwise its accurate vectorisable
+        forms (within `fastmath.MAX_ULP_ERROR` ulp of the correctly rounded value), and `math`
+        for float64 and the other functions.
     parallel_threshold: elements from which a kernel runs its outer loop with prange on all cores.
     epilogues: fuse matmul + bias + activation into one kernel when the product's inner dimension
         is at most `epilogue_max_inner`; larger products stay with BLAS (blocked, tuned), followed
