@@ -44,7 +44,7 @@ def _seed(output, grad):
                 f"backward: the output has shape {output.shape}; only a single-element output gets "
                 f"an implicit gradient of 1. Pass grad= with shape {output.shape}, or reduce first (.sum())."
             )
-        return Tensor._result(np.ones(output.shape, dtype=output.dtype), None)  # ones_like: 3x slower on numpy scalars
+        return Tensor._result(np.ones(output.shape, dtype=output.dtype), None)  # not ones_like: slow on numpy scalars
     grad = grad if isinstance(grad, Tensor) else Tensor(grad, dtype=output.dtype)
     if grad.shape != output.shape:
         raise ShapeError(f"backward: grad has shape {grad.shape} but the output has shape {output.shape}")
@@ -58,8 +58,8 @@ def _accumulate(tensor, grad, create_graph, handed):
     to both inputs, the seed may be the caller's array, a reshape is a view), and an in-place edit
     of one leaf's .grad must not change another's. `handed` holds the ids of the arrays this pass
     has given away already (the seed's first): any other array that owns its memory is a fresh
-    result nobody else holds, kept without a copy. (Copying every weight's gradient cost ~8% of
-    the benchmark MLP's training step.)
+    result nobody else holds, kept without a copy. (Copying every weight's gradient is a visible part of
+    an MLP's training step: benchmarks/README.md.)
     """
     if not create_graph and tensor.grad is None:
         data = grad.data
@@ -122,9 +122,9 @@ class _cyclic_gc_paused:
     A pass allocates a few objects per vertex (adjoints, the search stack), and CPython runs a
     collection every 700 net allocations; each full collection walks every live object, the whole
     graph included. A pass creates no reference cycles (graphs have none, and neither do the
-    adjoints), so those collections can reclaim nothing. Measured on the 100k-operation chain:
-    backward 3.5 -> 2.9 µs per operation (CPU time). Collection resumes, counters intact, afterwards.
-    (A class rather than @contextmanager: 1 µs less per backward call, which tiny graphs notice.)
+    adjoints), so those collections can reclaim nothing (benchmarks/README.md has the figures).
+    Collection resumes, counters intact, afterwards. (A class rather than @contextmanager: a
+    generator per backward call costs what tiny graphs notice.)
     """
 
     def __enter__(self):

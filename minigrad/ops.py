@@ -109,7 +109,7 @@ def constant(array):
 # --------------------------------------------------------------------------- elementwise binary
 # The arithmetic forwards are Python's operators rather than np.add & co.: on arrays they call the
 # same ufuncs, but on numpy scalars (what an operation on 0-d arrays returns) they take numpy's
-# scalar fast path, ~0.05 µs instead of ~0.5 µs: scalar graphs (the 100k-node chain) run ~2x faster.
+# scalar fast path, a fraction of a ufunc call: scalar graphs (deep chains) run much faster.
 add = Primitive(
     "add",
     forward=operator.add,
@@ -366,7 +366,7 @@ def _matmul_vjp(g, out, x, y):
 
     An input that needs no gradient (the data fed to a network's first layer, a frozen weight)
     gets None instead of an adjoint the engine would drop: that product costs as much as the one
-    kept. In the benchmark MLP it is the data's adjoint, about 1 ms of a 3.5 ms training step.
+    kept. In an MLP it is the data's adjoint, a product as large as the first layer's forward.
     PyTorch's own rules skip it the same way (`ctx.needs_input_grad`); the elementwise rules do
     not bother, their wasted work is a cheap array operation. (`matmul` itself rather than `@`:
     both operands have two or more axes here, so matmul_any's rank and shape checks cannot fail.)

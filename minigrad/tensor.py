@@ -13,6 +13,7 @@ import numpy as np
 
 import os
 import sys
+import weakref
 
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
 from .grad_mode import state as _grad_state
@@ -42,10 +43,12 @@ class _Versions:
     changed = {}
 
     def bump(self, tensor):
-        import weakref
-
         self.clock += 1
         key = id(tensor)
+        entry = self.changed.get(key)
+        if entry is not None and entry[0]() is tensor:  # changed before (an optimizer's every step): keep its weakref
+            self.changed[key] = (entry[0], self.clock)
+            return
         self.changed[key] = (weakref.ref(tensor, lambda _, key=key: self.changed.pop(key, None)), self.clock)
 
     def changed_since(self, tensor, epoch):
@@ -704,8 +707,8 @@ class Tensor:
     @property
     def mT(self):
         """The last two axes swapped: the matrix transpose of a batch of matrices."""
-        # The permutation is built here rather than by swapaxes(), whose checks cost 3x the
-        # transpose itself: every matmul's VJP takes two of these (per-op benchmark: about -10%).
+        # The permutation is built here rather than by swapaxes(), whose checks cost more than the
+        # transpose itself: every recorded matmul VJP takes two of these.
         n = self.ndim
         if n < 2:
             raise ShapeError(f"mT: needs a tensor with at least 2 dimensions, got shape {self.shape}")
