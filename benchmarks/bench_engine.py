@@ -434,6 +434,8 @@ def main(argv=None):
         bench_tanh_chain(torch, args.quick),
     ]
     targets = {r["benchmark"]: {"ratio": r["ratio"], "target": r["target"], "met": r["met"]} for r in records if "target" in r}
+    mlp = next(r for r in records if r["benchmark"] == "mlp_step")  # its second target: the numpy floor
+    targets["mlp_step_numpy_floor"] = {"ratio": mlp["ratio_to_numpy"], "target": MLP_FLOOR_TARGET, "met": mlp["numpy_floor_met"]}
     harness.emit({"benchmark": "summary", "targets": targets, "all_met": all(t["met"] for t in targets.values())})
     return 0
 
