@@ -67,9 +67,24 @@ def drive(driver, *args, seconds=None):
     args = plain.roundtrip(args)
     if _remote is not None:
         return _remote(driver.__name__, args, seconds)
-    with _time_limit(seconds, driver.__name__):
-        result = driver(*args)
+    saved = _grad_mode()
+    try:
+        with _time_limit(seconds, driver.__name__):
+            result = driver(*args)
+    finally:
+        _grad_mode(saved)  # a time limit can interrupt a `with no_grad()` between its two halves
     return plain.roundtrip(result)
+
+
+def _grad_mode(saved=None):
+    """minigrad's recording state (read, or put back): what a driver cut short could leave changed."""
+    from .grad_mode import state
+
+    names = ("grad_enabled", "forward_mode_depth", "record_hook")
+    if saved is None:
+        return {name: getattr(state, name) for name in names}
+    for name, value in saved.items():
+        setattr(state, name, value)
 
 
 class _time_limit:
