@@ -1,12 +1,13 @@
-"""A student's session in a real browser: JupyterLab, chapter 1, Run All, the graph, Validate.
+"""A student's session in a real browser: JupyterLab, chapter 1, the lab's settings, Validate.
 
 JupyterLab starts on 127.0.0.1 (a free port, a random token) the way tools/start.sh starts it:
 from the course's root, so that nbgrader's Validate button reads the course configuration, with
-the notebooks folder as its root. Headless Chromium (Debian's `/usr/bin/chromium`, driven by
-Playwright through `executable_path`: no browser is downloaded) opens the released chapter 1
-notebook, runs all cells, and must show the computation graph that `minigrad.draw` renders as
-SVG. nbgrader's Validate button must then fail the untouched notebook and pass the same
-notebook with the answers filled in. Screenshots go to test-artifacts/ (git-ignored).
+the notebooks folder as its root and the student's lab settings of tools/jupyter/. Headless
+Chromium (Debian's `/usr/bin/chromium`, driven by Playwright through `executable_path`: no
+browser is downloaded) opens the released chapter 1 notebook: no news prompt and no instructor
+panel may show, and Validate must fail it, naming the exercise left to do. A notebook with one
+wrong answer fails Validate with that exercise's message; the answered notebook passes Validate.
+Screenshots go to test-artifacts/ (git-ignored).
 
 Without Chromium the test is skipped, loudly (tools/test.sh installs it with apt when it can);
 under CI (CI=true) a missing browser is a failure, not a skip.
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 from grading_helpers import course_copy, honest_notebook, write_submission
 
-from course.pipeline import REPOSITORY, answer_cells, read_notebook
+from course.pipeline import REPOSITORY, answer_cells, read_notebook, replace_answer
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPOSITORY / "test-artifacts"
@@ -59,12 +60,18 @@ def lab(tmp_path_factory):
     root = course_copy(tmp_path_factory.mktemp("course"), [CHAPTER])
     shutil.copy2(REPOSITORY / "nbgrader_config.py", root / "nbgrader_config.py")
     answers = list(answer_cells(read_notebook(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb")))
-    write_submission(root / "notebooks" / "answered", CHAPTER, honest_notebook(CHAPTER, answers, root))
+    answered = read_notebook(root / "notebooks" / CHAPTER / f"{CHAPTER}.ipynb")  # every cell, demonstrations too
+    solutions = answer_cells(read_notebook(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb"))
+    for name, cell in answer_cells(answered).items():
+        cell.source = solutions[name].source
+    write_submission(root / "notebooks" / "answered", CHAPTER, answered)
+    no_cycle_check = (REPOSITORY / "tests" / "chapters" / CHAPTER / "wrong" / "topological_sort--no-cycle-check.py").read_text()
+    write_submission(root / "notebooks" / "wrong", CHAPTER,
+                     replace_answer(honest_notebook(CHAPTER, answers, root), "topological_sort", no_cycle_check))
     home = tmp_path_factory.mktemp("jupyter")
-    notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    notification.parent.mkdir(parents=True)
-    notification.write_text('{"fetchNews": "false", "checkForUpdates": false}')  # no news prompt over the notebook
+    # The student's lab exactly as tools/start.sh configures it (tools/jupyter/: no news, no instructor panels).
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+           "JUPYTER_CONFIG_PATH": str(REPOSITORY / "tools" / "jupyter"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     port, token = _free_port(), uuid.uuid4().hex
@@ -72,7 +79,6 @@ def lab(tmp_path_factory):
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root / 'notebooks'}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
@@ -141,23 +147,26 @@ def _screenshot(page, name):
     page.screenshot(path=str(ARTIFACTS / f"browser-{CHAPTER}-{name}.png"), full_page=False)
 
 
-def test_run_all_renders_the_graph_and_validate_fails_the_stub(browser, lab):
+def test_the_students_lab_and_validate_on_the_stub(browser, lab):
     page = _open(browser, lab, f"{CHAPTER}/{CHAPTER}.ipynb")
     try:
-        _run_all(page)
-        # JupyterLab shows an SVG output as an <img> with the SVG in a data URL (inline <svg> in older versions).
-        graph = page.locator(".jp-RenderedSVG img[src^='data:image/svg'], .jp-RenderedSVG svg").first
-        graph.wait_for(state="visible")
-        graph.scroll_into_view_if_needed()
-        page.wait_for_timeout(1000)  # JupyterLab renders the cells that scrolled into view
-        _screenshot(page, "graph")
-        svg = graph.evaluate("e => e.tagName.toLowerCase() === 'svg' ? e.outerHTML : decodeURIComponent(e.src)")
-        assert "<svg" in svg and "<g" in svg, f"the output is not an SVG drawing: {svg[:300]}"
-        for op in ("log", "mul", "sin"):  # the running example y = ln(x1) + x1*x2 - sin(x2), drawn by minigrad.draw
-            assert op in svg, f"the drawn graph has no {op!r} vertex: {svg[:500]}"
+        page.wait_for_timeout(3000)  # what JupyterLab shows by itself once the notebook is open
+        _screenshot(page, "opened")
+        for text in ("Would you like to get notified", "Create Assignment", "Formgrader", "Course List"):
+            assert page.get_by_text(text).count() == 0, f"the student's lab shows {text!r} (tools/jupyter/)"
         report = _validate(page, "validation-failed")
         _screenshot(page, "validate-stub")
-        assert "NotImplementedError" in report or "failed" in report.lower(), report[:500]
+        assert "not implemented yet: topological_sort" in report, report[:500]
+    finally:
+        page.close()
+
+
+def test_validate_names_the_wrong_exercise(browser, lab):
+    page = _open(browser, lab, f"wrong/{CHAPTER}.ipynb")
+    try:
+        report = _validate(page, "validation-failed")
+        _screenshot(page, "validate-wrong")
+        assert "GraphError" in report and "cycle" in report, report[:800]
     finally:
         page.close()
 

@@ -1,6 +1,6 @@
-# Deletes the locked setup cell and puts an ordinary cell with fakes in its place.
+# Deletes the locked setup cell and puts fakes of its tools in its place (plain nbgrader restores nothing, but drive-based tests fail on the fakes there too).
 # honest:
-# beats nbgrader: yes
+# beats nbgrader: no
 # %% delete: setup
 # %% insert after: start
 import sys
