@@ -19,6 +19,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import warnings
 import zipfile
@@ -338,6 +339,9 @@ def _create_gradebook(url):
     import sqlalchemy.exc
     from nbgrader.api import Gradebook
 
+    # nbgrader creates the tables with the `alembic` script it finds on PATH (as the course's
+    # nbgrader_config.py says): the one beside this Python, even when its folder is not on PATH
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     for attempt in (1, 2):
         try:
             Gradebook(url).close()

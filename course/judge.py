@@ -277,10 +277,6 @@ class Judge:
             raise StudentError(f"{name} returned something that cannot be graded: {reply[1]}")
         if type(reply) is tuple and len(reply) == 4 and reply[0] == "raise" and all(type(x) is str for x in reply[1:]):
             _, ename, message, trace = reply
-            if ename == "TimeoutError" and seconds is not None:
-                # cut short by its alarm, the student's code may have left state half changed (a
-                # `with no_grad()` entered, never left): later calls get a fresh sandbox
-                self._stop(f"the call of {name} ran past its {seconds:g} s; the student's process was restarted")
             error = self._rebuild(ename, message)
             error.student_traceback = trace
             raise error

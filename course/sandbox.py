@@ -498,9 +498,10 @@ class Server:
 
     def call(self, name, args, seconds):
         """A driver, by name, with the student's output discarded (it could show hidden tests' inputs)."""
-        from minigrad.testing import _time_limit
+        from minigrad.testing import _grad_mode, _time_limit
 
         driver = self.shell.user_ns.get(name)
+        saved = _grad_mode()
         with _capture() as sink:
             try:
                 if not callable(driver):
@@ -510,6 +511,8 @@ class Server:
                 reply = ("return", value)
             except BaseException as error:  # noqa: BLE001 - everything the student's code raises goes back
                 reply = ("raise", *_describe(error))
+            finally:
+                _grad_mode(saved)  # an alarm can cut a `with no_grad()` between its two halves
         del sink
         return reply
 
