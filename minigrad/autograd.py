@@ -13,27 +13,13 @@ import operator
 
 import numpy as np
 
+from .broadcasting import unbroadcast
 from .errors import GraphError, ShapeError
 from .grad_mode import set_grad_enabled, state
 from .graph import topological_sort
 from .tensor import Tensor, _result, tracing, versions
 
 _data = operator.attrgetter("data")
-
-
-def unbroadcast(grad, shape):
-    """Sum `grad` down to `shape`, undoing numpy broadcasting.
-
-    Broadcasting copied the input along new leading axes and along axes of length 1; the adjoint
-    of a copy is a sum, so those axes are summed away. Works on tensors and numpy arrays alike.
-    """
-    extra = grad.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
-    )
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)
 
 
 def _seed(output, grad):

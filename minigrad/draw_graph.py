@@ -24,14 +24,16 @@ under one line saying how to install Graphviz, never a traceback. graphviz's own
 calls the `dot` binary, which a fresh machine does not have.
 
 Two extension points: an object with a method `__minigrad_draw__(self, **options)` returning a
-Digraph (best a `GraphDrawing`; a plain one is wrapped) is drawn by delegation (the jit's static
-graphs), and `STYLES` holds the node styles so that such drawings look the same.
+Digraph (best a `GraphDrawing`; a plain one is wrapped) is drawn by delegation, and `STYLES` holds
+the node styles so that such drawings look the same (as `minigrad.jit.draw` does for static graphs,
+which `draw` sends there).
 """
 
 import atexit
 import collections
 import functools
 import shutil
+import sys
 from pathlib import Path
 
 import graphviz
@@ -191,10 +193,20 @@ def draw(root, *, show_data=False, show_grad=False, rankdir="auto", max_nodes=DE
     if not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError(f"draw: max_nodes must be a positive integer, got {max_nodes!r}")
     options = dict(show_data=show_data, show_grad=show_grad, rankdir=rankdir, max_nodes=max_nodes, names=names)
+    if _is_static_graph(root):
+        from .jit.draw import draw_ir
+
+        return draw_ir(root, **options)
     if hasattr(type(root), "__minigrad_draw__"):
         return _as_drawing(root.__minigrad_draw__(**options), root)
     roots = _as_roots(root)
     return _Scene(roots, options).draw()
+
+
+def _is_static_graph(root):
+    """True for a `minigrad.jit` Graph (the jit is not imported for that: a Graph means it was)."""
+    ir = sys.modules.get("minigrad.jit.ir")
+    return ir is not None and isinstance(root, ir.Graph)
 
 
 def _as_drawing(result, root):

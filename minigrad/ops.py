@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from . import autograd
+from .broadcasting import unbroadcast
 from .errors import ShapeError
 from .grad_mode import state
 from .tensor import Node, Tensor, _refuse_while_tracing, _result, tracing
@@ -525,7 +525,7 @@ transpose = Primitive(
 broadcast_to = Primitive(
     "broadcast_to",
     forward=lambda x, shape: np.broadcast_to(x, shape),
-    vjp=lambda g, out, x, shape: (autograd.unbroadcast(g, x.shape),),
+    vjp=lambda g, out, x, shape: (unbroadcast(g, x.shape),),
     jvp=lambda t, out, x, shape: t[0].broadcast_to(shape),
 )
 

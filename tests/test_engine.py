@@ -400,3 +400,15 @@ def test_evaluate_reruns_the_forward_pass_with_new_leaf_values():
     y = (x * w).exp() + x
     np.testing.assert_allclose(mg.evaluate(y, {x: np.array(0.5)}), np.exp(1.0) + 0.5)
     np.testing.assert_allclose(mg.evaluate(y, {}), y.data)
+
+
+def test_primitives_do_not_import_the_engine():
+    """ops.py is below the engine: it imports unbroadcast from its own module, not from autograd."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(mg.ops.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "autograd" not in imported, f"minigrad/ops.py imports {sorted(imported)}"
+    assert mg.unbroadcast is mg.autograd.unbroadcast  # the old public names keep working

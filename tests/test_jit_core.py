@@ -467,3 +467,13 @@ def test_import_stays_light():
     code = "import sys, minigrad.jit; print(sorted(m for m in ('numba', 'matplotlib', 'graphviz') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", f"import minigrad.jit loaded {loaded}"
+
+
+def test_ir_imports_no_drawing_code():
+    """Drawing a Graph is dispatched by minigrad.draw: the IR itself knows nothing of pictures."""
+    import subprocess
+    import sys
+
+    code = "import sys, minigrad.jit.ir; print(sorted(m for m in ('minigrad.jit.draw', 'minigrad.draw_graph') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", f"import minigrad.jit.ir loaded {loaded}"

@@ -126,12 +126,6 @@ class Graph:
         ops = [n.op for n in self.nodes if n.op not in SOURCES]
         return f"<Graph: {len(self.nodes)} nodes ({len(ops)} ops), {len(self.inputs)} inputs, {len(self.outputs)} outputs>"
 
-    def __minigrad_draw__(self, **options):
-        """Draw with `minigrad.draw(graph)`, in the same style as eager graphs."""
-        from .draw import draw_ir
-
-        return draw_ir(self, **options)
-
 
 def _hashable(value):
     if isinstance(value, np.ndarray):
