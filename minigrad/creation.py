@@ -2,11 +2,23 @@
 
 import numpy as np
 
-from .tensor import Tensor
+from .errors import DtypeError
+from .tensor import Tensor, _checked_array
 
 
 def tensor(data, requires_grad=False, dtype=None):
-    """`Tensor(data, ...)` under the name PyTorch users reach for."""
+    """`Tensor(data, ...)` under the name PyTorch users reach for, with `torch.tensor`'s dtype rule:
+    Python ints (labels, indices) give an int64 tensor and bools a bool tensor, where `Tensor(...)`
+    makes every Python number float64 (as `torch.Tensor` makes it float32). Integer tensors cannot
+    require grad: write `mg.tensor([1.0, 2.0], requires_grad=True)` for a float leaf."""
+    if dtype is None and not isinstance(data, (Tensor, np.ndarray, np.generic)):
+        data = _checked_array(data)  # Python ints become int64, bools bool: Tensor keeps integer arrays
+        if requires_grad and data.dtype.kind in "iub":
+            raise DtypeError(
+                f"tensor: only floating-point tensors can require gradients, got Python "
+                f"{'bools' if data.dtype.kind == 'b' else 'ints'} (dtype {data.dtype}, shape {data.shape}); "
+                f"write the numbers as floats (1.0, not 1) or pass dtype=float"
+            )
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 

@@ -348,6 +348,8 @@ class Tensor:
     def _lift(self, other):
         """Python numbers and arrays join an operation as constants of this tensor's dtype."""
         if isinstance(other, Tensor):
+            if other.data.dtype.kind in "iub" and self.data.dtype.kind == "f" and not other.requires_grad:
+                return _as_float(other, self.data.dtype)
             return other
         if isinstance(other, (int, float)):
             # A numpy scalar rather than a 0-d array: arithmetic between numpy scalars skips the
@@ -358,26 +360,34 @@ class Tensor:
             return Tensor._result(dtype.type(other), None)
         return Tensor(other)
 
+    def _pair(self, other):
+        """(self, other) as the operands of `self op other`: `other` lifted, and this tensor, when
+        it is an integer or boolean one meeting a float tensor, as a constant of that float dtype."""
+        other = self._lift(other)
+        if self.data.dtype.kind in "iub" and other.data.dtype.kind == "f" and not self.requires_grad:
+            return _as_float(self, other.data.dtype), other
+        return self, other
+
     def __add__(self, other):
-        return _ops.add(self, self._lift(other))
+        return _ops.add(*self._pair(other))
 
     def __radd__(self, other):
         return _ops.add(self._lift(other), self)
 
     def __sub__(self, other):
-        return _ops.sub(self, self._lift(other))
+        return _ops.sub(*self._pair(other))
 
     def __rsub__(self, other):
         return _ops.sub(self._lift(other), self)
 
     def __mul__(self, other):
-        return _ops.mul(self, self._lift(other))
+        return _ops.mul(*self._pair(other))
 
     def __rmul__(self, other):
         return _ops.mul(self._lift(other), self)
 
     def __truediv__(self, other):
-        return _ops.div(self, self._lift(other))
+        return _ops.div(*self._pair(other))
 
     def __rtruediv__(self, other):
         return _ops.div(self._lift(other), self)
@@ -388,13 +398,13 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, (int, float, np.integer, np.floating)):  # x ** np.int64(2) works for x < 0
             return _ops.power(self, exponent=float(exponent))
-        return _ops.pow(self, self._lift(exponent))  # a tensor exponent: the binary power primitive
+        return _ops.pow(*self._pair(exponent))  # a tensor exponent: the binary power primitive
 
     def __rpow__(self, base):
         return _ops.pow(self._lift(base), self)
 
     def __matmul__(self, other):
-        return _ops.matmul_any(self, self._lift(other))
+        return _ops.matmul_any(*self._pair(other))
 
     def __rmatmul__(self, other):
         return _ops.matmul_any(self._lift(other), self)
@@ -772,6 +782,13 @@ class Tensor:
 
 
 _new_object = object.__new__
+
+
+def _as_float(t, dtype):
+    """Integer or boolean tensor `t` (labels, counts, masks) that requires no grad as a constant of
+    float `dtype`, as PyTorch promotes it: numpy would make int64 with float32 a float64 result, and
+    so a float32 parameter's gradient."""
+    return _result(t.data.astype(dtype), None)
 
 
 def _result(data, node):
