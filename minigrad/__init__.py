@@ -56,6 +56,7 @@ from .functional import (
     var,
     where,
 )
+from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes

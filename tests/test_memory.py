@@ -209,12 +209,12 @@ def test_checkpoint_replays_listed_generators_and_shows_why_it_must():
 def test_checkpoint_replays_only_functions_that_draw():
     x = leaf((50,))
     quiet = mg.checkpoint(lambda v: v.exp(), x)
-    assert quiet.node.params["rng"] is None, "a function drawing nothing needs no random state in backward"
+    assert quiet.node.params["ctx"].rng is None, "a function drawing nothing needs no random state in backward"
     noisy = mg.checkpoint(lambda v: v * mg.tensor(np.random.rand(50) > 0.5), x)
-    assert noisy.node.params["rng"] is not None
+    assert noisy.node.params["ctx"].rng is not None
     rng = np.random.default_rng(7)
     listed = mg.checkpoint(lambda v: v * mg.tensor(rng.random(50) > 0.5), x, generators=[rng])
-    assert listed.node.params["rng"] is not None, "a draw from a listed generator counts as drawing"
+    assert listed.node.params["ctx"].rng is not None, "a draw from a listed generator counts as drawing"
     np.random.seed(3)
     np.random.randn()  # numpy's legacy normal draws two values and keeps one for the next call:
     gauss = mg.checkpoint(lambda v: v * np.random.randn(), x)  # this draw moves no Mersenne Twister word
