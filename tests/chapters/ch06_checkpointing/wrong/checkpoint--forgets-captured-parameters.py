@@ -1,22 +1,30 @@
-def checkpoint(fn, *args):
-    """The node's inputs are the arguments only: weights fn closes over never get gradients."""
-    if not mg.is_grad_enabled():
-        return fn(*args)
-    rng = RandomState()
-    copies = [leaf_copy(a) for a in args]
-    result = fn(*copies)
-    packed = pack(result)
-    if not packed.requires_grad:
+class Checkpoint(mg.Function):
+    """The node's inputs are the arguments only (no ctx.add_inputs): weights fn closes over never get gradients."""
+
+    name = "checkpoint"
+
+    @staticmethod
+    def forward(ctx, fn, *args):
+        ctx.fn = fn
+        ctx.rng = RandomState()
+        with mg.enable_grad():
+            result = fn(*[leaf_copy(a) for a in args])
+        ctx.save_for_backward(*args)
         return result
 
-    def vjp(g, out, *inputs):
-        leaves = [leaf_copy(a) for a in inputs]
-        with mg.enable_grad(), replaying(rng):
-            rebuilt = pack(fn(*leaves))
+    @staticmethod
+    def backward(ctx, *grads):
+        leaves = [leaf_copy(a) for a in ctx.saved_tensors]
+        with mg.enable_grad(), replaying(ctx.rng):
+            result = ctx.fn(*leaves)
+            outputs = result if isinstance(result, tuple) else (result,)
+            total = sum((o * g).sum() for o, g in zip(outputs, grads))
         wanted = [t for t in leaves if t.requires_grad]
-        adjoints = iter(mg.gradients(rebuilt, wanted, grad=g))
-        return tuple(next(adjoints) if t.requires_grad else None for t in leaves)
+        adjoints = iter(mg.gradients(total, wanted))
+        return (None,) + tuple(next(adjoints) if t.requires_grad else None for t in leaves)
 
-    op = Primitive("checkpoint", forward=None, vjp=vjp, jvp=None)
-    node = Node(op, tuple(args), {})
-    return unpack(Tensor._result(packed.data, node), result)
+
+def checkpoint(fn, *args):
+    if not mg.is_grad_enabled():
+        return fn(*args)
+    return Checkpoint.apply(fn, *args)

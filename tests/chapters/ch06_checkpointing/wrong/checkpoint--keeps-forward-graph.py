@@ -1,20 +1,34 @@
+class Checkpoint(mg.Function):
+    """Keeps the first run's result and copies in ctx and backpropagates through that graph: right gradients,
+    but every activation of fn stays alive until backward."""
+
+    name = "checkpoint"
+
+    @staticmethod
+    def forward(ctx, fn, *args):
+        ctx.fn = fn
+        ctx.rng = RandomState()
+        copies = [leaf_copy(a) for a in args]
+        with mg.enable_grad():
+            result = fn(*copies)
+        ctx.add_inputs(*captured_leaves(result, copies))
+        ctx.result, ctx.copies = result, copies
+        ctx.save_for_backward(*args)
+        return result
+
+    @staticmethod
+    def backward(ctx, *grads):
+        leaves, result = ctx.copies, ctx.result
+        with mg.enable_grad():
+            outputs = result if isinstance(result, tuple) else (result,)
+            total = sum((o * g).sum() for o, g in zip(outputs, grads))
+        sources = leaves + list(ctx.added_inputs)
+        wanted = [t for t in sources if t.requires_grad]
+        adjoints = iter(mg.gradients(total, wanted, retain_graph=True))
+        return (None,) + tuple(next(adjoints) if t.requires_grad else None for t in sources)
+
+
 def checkpoint(fn, *args):
-    """A checkpoint node whose VJP backpropagates through the first run's graph, kept in its closure."""
     if not mg.is_grad_enabled():
         return fn(*args)
-    copies = [leaf_copy(a) for a in args]
-    result = fn(*copies)
-    packed = pack(result)
-    if not packed.requires_grad:
-        return result
-    captured = captured_leaves(packed, copies)
-
-    def vjp(g, out, *inputs):
-        sources = copies + list(captured)
-        wanted = [t for t in sources if t.requires_grad]
-        adjoints = iter(mg.gradients(packed, wanted, grad=g, retain_graph=True))
-        return tuple(next(adjoints) if t.requires_grad else None for t in sources)
-
-    op = Primitive("checkpoint", forward=None, vjp=vjp, jvp=None)
-    node = Node(op, tuple(args) + captured, {})
-    return unpack(Tensor._result(packed.data, node), result)
+    return Checkpoint.apply(fn, *args)
