@@ -16,10 +16,12 @@ next, and a dying grading process does not take the worker with it), as the work
 `dask worker` as root where the sandbox switches uids, as for the local pool).
 
 What a task needs travels with it: every argument that is a `pathlib.Path` naming a folder is
-packed (regular files and folders only, no links), unpacked on the worker and the argument
-pointed there; a `Path` argument that names nothing yet is an empty place on the worker. After the
-task, each such folder that the task changed (or created, or removed) comes back and replaces
-the client's. The result comes back as the function's return value; only the client, which
+packed (regular files and folders only, no links) into the task itself, unpacked on the worker and
+the argument pointed there; a `Path` argument that names nothing yet is an empty place on the
+worker. (Inside the task, not scattered: scattered data lives on one worker, and when that worker
+dies every task still needing it is cancelled; a task's own arguments are rescheduled with it.
+A chapter's course is some 50 kB packed, once per task.) After the task, each such folder that
+the task changed (or created, or removed) comes back and replaces the client's. The result comes back as the function's return value; only the client, which
 called `run`, writes anything else (the gradebook). Workers need the same course and minigrad
 installed as the client (`pip install -e '.[course,cluster]'` from the same commit).
 
@@ -108,7 +110,7 @@ class DaskPool:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        shipped = {}  # folder -> a future of its packed bytes, sent once per run
+        shipped = {}  # folder -> its packed bytes, packed once per run
         futures, infos = [], {}
         for name, (function, args) in tasks.items():
             future, info = self._submit(name, function, args, shipped)
@@ -150,7 +152,7 @@ class DaskPool:
             if isinstance(arg, Path):
                 if arg.is_dir():
                     if arg not in shipped:
-                        shipped[arg] = self.client.scatter(_pack(arg), hash=False)
+                        shipped[arg] = _pack(arg)
                     places[index] = shipped[arg]
                 else:
                     places[index] = None
