@@ -41,6 +41,7 @@ import numpy as np
 
 from .errors import MinigradError
 from .graph import topological_sort
+from .jit.optable import COMMUTATIVE
 from .tensor import Tensor
 
 DEFAULT_MAX_NODES = 100
@@ -70,7 +71,6 @@ EDGE_ATTR = {"arrowsize": "0.6", "color": "#555555", "fontname": "Helvetica", "f
 CHECKPOINT_CLUSTER = {
     "style": "dashed", "color": "#7b3fa0", "fontcolor": "#7b3fa0", "fontsize": "10", "label": "checkpoint: recomputed in backward"
 }
-COMMUTATIVE = {"add", "mul"}  # edges into other multi-input ops are numbered by argument position
 
 
 class GraphvizUnavailable(MinigradError, RuntimeError):
@@ -367,7 +367,7 @@ class _Scene:
         if tensor.node is None:
             return
         inputs = _parents(tensor)
-        numbered = len(inputs) > 1 and tensor.node.op.name not in COMMUTATIVE
+        numbered = len(inputs) > 1 and tensor.node.op.name not in COMMUTATIVE  # else by argument position
         from_elided = False
         for position, parent in enumerate(inputs):
             if id(parent) in self.hidden:

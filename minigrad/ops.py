@@ -54,6 +54,15 @@ class Primitive:
         self.array_rule = array_rule
         self.array_vjp = array_vjp
 
+    @classmethod
+    def define(cls, name, forward, vjp, jvp, **options):
+        """A primitive of the library: made and entered in `PRIMITIVES` under its name.
+
+        Library code defines its operations this way (the jit traces and runs exactly those);
+        a bare `Primitive(...)` is an ad hoc operation, differentiable but unknown to the jit.
+        """
+        return register(cls(name, forward, vjp, jvp, **options))
+
     def __repr__(self):
         return f"<primitive {self.name}>"
 
@@ -92,6 +101,19 @@ class Primitive:
             state.forward_mode_depth += 1
 
 
+# Every primitive of the library by its name (the IR's op names: "abs" is `absolute`, "sum" is
+# `reduce_sum`): the one list the jit, the tests and the course read.
+PRIMITIVES = {}
+
+
+def register(primitive):
+    """Enter `primitive` in `PRIMITIVES` (a name already taken by another primitive is an error)."""
+    known = PRIMITIVES.setdefault(primitive.name, primitive)
+    if known is not primitive:
+        raise ValueError(f"register: a primitive named {primitive.name!r} exists already ({known!r})")
+    return primitive
+
+
 _data = operator.attrgetter("data")
 _requires_grad = operator.attrgetter("requires_grad")
 
@@ -110,28 +132,28 @@ def constant(array):
 # The arithmetic forwards are Python's operators rather than np.add & co.: on arrays they call the
 # same ufuncs, but on numpy scalars (what an operation on 0-d arrays returns) they take numpy's
 # scalar fast path, a fraction of a ufunc call: scalar graphs (deep chains) run much faster.
-add = Primitive(
+add = Primitive.define(
     "add",
     forward=operator.add,
     vjp=lambda g, out, x, y: (g, g),
     jvp=lambda t, out, x, y: t[0] + t[1],
     array_rule=True,
 )
-sub = Primitive(
+sub = Primitive.define(
     "sub",
     forward=operator.sub,
     vjp=lambda g, out, x, y: (g, -g),
     jvp=lambda t, out, x, y: t[0] - t[1],
     array_rule=True,
 )
-mul = Primitive(
+mul = Primitive.define(
     "mul",
     forward=operator.mul,
     vjp=lambda g, out, x, y: (g * y, g * x),
     jvp=lambda t, out, x, y: t[0] * y + x * t[1],
     array_rule=True,
 )
-div = Primitive(
+div = Primitive.define(
     "div",
     forward=operator.truediv,
     vjp=lambda g, out, x, y: (g / y, -g * out / y),
@@ -140,7 +162,7 @@ div = Primitive(
 )
 
 # --------------------------------------------------------------------------- elementwise unary
-neg = Primitive("neg", forward=operator.neg, vjp=lambda g, out, x: (-g,), jvp=lambda t, out, x: -t[0], array_rule=True)
+neg = Primitive.define("neg", forward=operator.neg, vjp=lambda g, out, x: (-g,), jvp=lambda t, out, x: -t[0], array_rule=True)
 def _zeros(like):
     return constant(np.zeros(np.shape(like.data), dtype=like.dtype))
 
@@ -151,7 +173,7 @@ def _power_factor(x, exponent):
     return exponent * power(x, exponent=exponent - 1)
 
 
-power = Primitive(
+power = Primitive.define(
     "power",  # x ** c for a constant Python number c; a tensor exponent or base is `pow` below
     forward=lambda x, exponent: np.power(x, exponent),
     # x ** 0 is constant: its adjoint is g * 0 (still computed from g, so that a backward pass recorded
@@ -159,11 +181,11 @@ power = Primitive(
     vjp=lambda g, out, x, exponent: (g * _power_factor(x, exponent) if exponent != 0 else g * 0.0,),
     jvp=lambda t, out, x, exponent: t[0] * _power_factor(x, exponent) if exponent != 0 else t[0] * 0.0,
 )
-exp = Primitive("exp", forward=np.exp, vjp=lambda g, out, x: (g * out,), jvp=lambda t, out, x: t[0] * out, array_rule=True)
-log = Primitive("log", forward=np.log, vjp=lambda g, out, x: (g / x,), jvp=lambda t, out, x: t[0] / x, array_rule=True)
-sin = Primitive("sin", forward=np.sin, vjp=lambda g, out, x: (g * cos(x),), jvp=lambda t, out, x: t[0] * cos(x))
-cos = Primitive("cos", forward=np.cos, vjp=lambda g, out, x: (-g * sin(x),), jvp=lambda t, out, x: -t[0] * sin(x))
-tanh = Primitive(
+exp = Primitive.define("exp", forward=np.exp, vjp=lambda g, out, x: (g * out,), jvp=lambda t, out, x: t[0] * out, array_rule=True)
+log = Primitive.define("log", forward=np.log, vjp=lambda g, out, x: (g / x,), jvp=lambda t, out, x: t[0] / x, array_rule=True)
+sin = Primitive.define("sin", forward=np.sin, vjp=lambda g, out, x: (g * cos(x),), jvp=lambda t, out, x: t[0] * cos(x))
+cos = Primitive.define("cos", forward=np.cos, vjp=lambda g, out, x: (-g * sin(x),), jvp=lambda t, out, x: -t[0] * sin(x))
+tanh = Primitive.define(
     "tanh",
     forward=np.tanh,
     vjp=lambda g, out, x: (g * (1.0 - out * out),),
@@ -179,14 +201,14 @@ def _sigmoid_forward(x):
         return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
-sigmoid = Primitive(
+sigmoid = Primitive.define(
     "sigmoid",
     forward=_sigmoid_forward,
     vjp=lambda g, out, x: (g * (out * (1.0 - out)),),
     jvp=lambda t, out, x: t[0] * (out * (1.0 - out)),
     array_rule=True,
 )
-softplus = Primitive(
+softplus = Primitive.define(
     "softplus",  # log(1 + e^x) without overflow; its derivative is sigmoid(x), 1/2 at x = 0
     forward=lambda x: np.logaddexp(np.zeros((), dtype=np.result_type(x, np.float16)), x),
     vjp=lambda g, out, x: (g * sigmoid(x),),
@@ -205,7 +227,7 @@ def _factor(name, forward):
     computes it from its input: a traced backward (`minigrad.jit`) rerun on new data gets the new
     mask instead of the values frozen at trace time.
     """
-    return Primitive(
+    return Primitive.define(
         name,
         forward=forward,
         vjp=lambda g, out, *inputs, **params: (None,) * len(inputs),
@@ -217,14 +239,14 @@ relu_mask = _factor("relu_mask", lambda x: (x > 0).astype(x.dtype))
 sign = _factor("sign", np.sign)
 
 
-relu = Primitive(
+relu = Primitive.define(
     "relu",
     forward=lambda x: np.maximum(x, 0),
     vjp=lambda g, out, x: (g * relu_mask(x),),
     jvp=lambda t, out, x: t[0] * relu_mask(x),
     array_vjp=lambda g, out, x: (g * relu_mask.forward(x.data),),  # relu_mask's own forward, on the array
 )
-absolute = Primitive(
+absolute = Primitive.define(
     "abs",
     forward=np.abs,
     vjp=lambda g, out, x: (g * sign(x),),
@@ -244,19 +266,19 @@ def _inside(x, low, high):
 clip_mask = _factor("clip_mask", _inside)
 
 
-clip = Primitive(
+clip = Primitive.define(
     "clip",
     forward=lambda x, low, high: np.clip(x, low, high),
     vjp=lambda g, out, x, low, high: (g * clip_mask(x, low=low, high=high),),
     jvp=lambda t, out, x, low, high: t[0] * clip_mask(x, low=low, high=high),
 )
-astype = Primitive(
+astype = Primitive.define(
     "astype",
     forward=lambda x, dtype: x.astype(dtype),
     vjp=lambda g, out, x, dtype: (astype(g, dtype=x.dtype),),
     jvp=lambda t, out, x, dtype: astype(t[0], dtype=dtype),
 )
-where = Primitive(
+where = Primitive.define(
     "where",
     forward=lambda x, y, condition: np.where(condition, x, y),
     vjp=lambda g, out, x, y, condition: (g * _mask(g, condition), g * _mask(g, ~condition)),
@@ -285,7 +307,7 @@ def _select_vjp(g, out, condition, x, y):
     )
 
 
-select = Primitive(
+select = Primitive.define(
     "select",  # where(condition, x, y) with the condition an input of the graph (a traced mask)
     forward=lambda condition, x, y: np.where(condition, x, y),
     vjp=_select_vjp,
@@ -300,13 +322,13 @@ def _maximum_weight_forward(x, y):
 
 
 maximum_weight = _factor("maximum_weight", _maximum_weight_forward)
-maximum = Primitive(
+maximum = Primitive.define(
     "maximum",
     forward=np.maximum,
     vjp=lambda g, out, x, y: (g * maximum_weight(x, y), g * maximum_weight(y, x)),
     jvp=lambda t, out, x, y: t[0] * maximum_weight(x, y) + t[1] * maximum_weight(y, x),
 )
-minimum = Primitive(
+minimum = Primitive.define(
     "minimum",
     forward=np.minimum,
     vjp=lambda g, out, x, y: (g * maximum_weight(y, x), g * maximum_weight(x, y)),
@@ -358,7 +380,7 @@ def _pow_jvp(t, out, x, y):
     return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
-pow = Primitive("pow", forward=np.power, vjp=_pow_vjp, jvp=_pow_jvp)  # noqa: A001 (the op's IR name)
+pow = Primitive.define("pow", forward=np.power, vjp=_pow_vjp, jvp=_pow_jvp)  # noqa: A001 (the op's IR name)
 
 # --------------------------------------------------------------------------- linear algebra
 def _matmul_vjp(g, out, x, y):
@@ -379,7 +401,7 @@ def _matmul_array_vjp(g, out, x, y):
     return (g @ y.data.mT if x.requires_grad else None, x.data.mT @ g if y.requires_grad else None)
 
 
-matmul = Primitive(
+matmul = Primitive.define(
     "matmul",
     forward=np.matmul,
     vjp=_matmul_vjp,
@@ -439,7 +461,7 @@ def _sum_array_vjp(g, out, x, axis, keepdims):
     return (g if g.shape == x.data.shape else np.broadcast_to(g, x.data.shape),)
 
 
-reduce_sum = Primitive(
+reduce_sum = Primitive.define(
     "sum",
     # ndarray methods rather than np.sum & co. here and below: those are Python wrappers around the
     # methods (more than a small sum itself costs); numpy scalars have the methods too.
@@ -459,7 +481,7 @@ def _argmax_weights(x, out, axis):
 argmax_weights = _factor("argmax_weights", _argmax_weights)
 
 
-reduce_max = Primitive(
+reduce_max = Primitive.define(
     "max",
     forward=lambda x, axis, keepdims: x.max(axis=axis, keepdims=keepdims),
     vjp=lambda g, out, x, axis, keepdims: (_sum_vjp(g, out, x, axis, keepdims)[0] * argmax_weights(x, out, axis=axis),),
@@ -472,7 +494,7 @@ def _reverse_cumsum(g, axis):
     return getitem(cumsum(getitem(g, index=flipped), axis=axis), index=flipped)
 
 
-cumsum = Primitive(
+cumsum = Primitive.define(
     "cumsum",
     forward=lambda x, axis: np.cumsum(x, axis=axis),
     vjp=lambda g, out, x, axis: (_reverse_cumsum(g, axis),),
@@ -490,7 +512,7 @@ def _log_softmax_forward(x, axis):
 
 # One primitive rather than a composition of max, sub, exp, sum and log: classification losses run
 # it every step, and its rules are short — the softmax is exp(out), already at hand.
-log_softmax = Primitive(
+log_softmax = Primitive.define(
     "log_softmax",
     forward=_log_softmax_forward,
     vjp=lambda g, out, x, axis: (g - out.exp() * g.sum(axis=axis, keepdims=True),),
@@ -510,19 +532,19 @@ def resolve_shape(tensor, shape):
     return shape
 
 
-reshape = Primitive(
+reshape = Primitive.define(
     "reshape",
     forward=lambda x, shape: x.reshape(shape),
     vjp=lambda g, out, x, shape: (g.reshape(x.shape),),
     jvp=lambda t, out, x, shape: t[0].reshape(shape),
 )
-transpose = Primitive(
+transpose = Primitive.define(
     "transpose",
     forward=lambda x, axes: x.transpose(axes),
     vjp=lambda g, out, x, axes: (g.transpose(tuple(np.argsort(axes))),),
     jvp=lambda t, out, x, axes: t[0].transpose(axes),
 )
-broadcast_to = Primitive(
+broadcast_to = Primitive.define(
     "broadcast_to",
     forward=lambda x, shape: np.broadcast_to(x, shape),
     vjp=lambda g, out, x, shape: (unbroadcast(g, x.shape),),
@@ -551,13 +573,13 @@ def _scatter_forward(g, index, shape):
     return out
 
 
-getitem = Primitive(
+getitem = Primitive.define(
     "getitem",
     forward=lambda x, index: x[index],
     vjp=lambda g, out, x, index: (scatter(g, index=index, shape=x.shape),),
     jvp=lambda t, out, x, index: getitem(t[0], index=index),
 )
-scatter = Primitive(
+scatter = Primitive.define(
     "scatter",  # the adjoint of indexing: place g at `index` in zeros of `shape`
     forward=_scatter_forward,
     vjp=lambda g, out, x, index, shape: (getitem(g, index=index),),
@@ -571,7 +593,7 @@ def _split(g, inputs, axis):
     return tuple(g[prefix + (slice(int(a), int(b)),)] for a, b in zip(edges[:-1], edges[1:]))
 
 
-concatenate = Primitive(
+concatenate = Primitive.define(
     "concatenate",
     forward=lambda *xs, axis: np.concatenate(xs, axis=axis),
     vjp=lambda g, out, *xs, axis: _split(g, xs, axis),
@@ -596,7 +618,7 @@ def _erf_factor(x):
     return _scalar(2.0 / math.sqrt(math.pi), x) * exp(-(x * x))
 
 
-erf = Primitive(
+erf = Primitive.define(
     "erf",  # GELU's Φ(x) = (1 + erf(x/√2)) / 2
     forward=_erf_forward,
     vjp=lambda g, out, x: (g * _erf_factor(x),),

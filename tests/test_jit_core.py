@@ -272,6 +272,54 @@ def test_trace_errors_say_what_to_do():
         jit.trace(lambda x: x * 2.0, np.ones(2), backward=True)
 
 
+def test_trace_refuses_operations_outside_the_registry():
+    """checkpoint's node (a minigrad.Function) and a hand-made Primitive, even one named like a registered
+    primitive, are refused by name instead of being run as something else."""
+    with pytest.raises(GraphError, match="'checkpoint' is not a primitive of minigrad.ops.*minigrad.Function"):
+        jit.trace(lambda x: mg.checkpoint(lambda t: (t * t).tanh(), x), np.ones(3))
+    with pytest.raises(GraphError, match="'checkpoint' is not a primitive of minigrad.ops"):
+        jit.compile(lambda x: mg.checkpoint(lambda t: (t * t).tanh(), x))(np.ones(3))
+    impostor = mg.ops.Primitive("exp", forward=np.exp, vjp=None, jvp=None)
+    with pytest.raises(GraphError, match="'exp' is not a primitive of minigrad.ops"):
+        jit.trace(lambda x: impostor(x), np.ones(3))
+
+
+def test_registry_holds_each_library_primitive_once():
+    named = {p.name: p for p in vars(mg.ops).values() if isinstance(p, mg.ops.Primitive)}
+    assert named == mg.ops.PRIMITIVES  # every module-level primitive, and nothing made by hand
+    with pytest.raises(ValueError, match="a primitive named 'add' exists already"):
+        mg.ops.register(mg.ops.Primitive("add", forward=np.add, vjp=None, jvp=None))
+
+
+def test_optable_rows_name_registered_primitives():
+    """A typo in the table (it once listed "absolute" for "abs") names no primitive and fails here."""
+    from minigrad.jit import optable
+
+    assert set(optable.TABLE) <= set(mg.ops.PRIMITIVES), sorted(set(optable.TABLE) - set(mg.ops.PRIMITIVES))
+    assert optable.VIEWS <= set(mg.ops.PRIMITIVES) and not optable.VIEWS & optable.ELEMENTWISE
+    missing = [op for op in optable.ELEMENTWISE if optable.TABLE[op].expression is None]
+    assert not missing, f"elementwise ops without an expression (kernel_source could not fuse them): {missing}"
+
+
+def test_plain_expressions_compute_the_primitives():
+    """chapter 9's EXPRESSIONS: each template, filled with numbers, gives the primitive's value."""
+    import math
+
+    from minigrad.jit.optable import EXPRESSIONS
+
+    operands = {"where": (0.75, -2.0, True)}  # x, y, condition
+    params = {"power": {"exponent": 3.0}}
+    for op, template in EXPRESSIONS.items():
+        arity = 3 if "{2}" in template else 2 if "{1}" in template else 1
+        args = operands.get(op, (0.75, -2.0))[:arity]
+        got = eval(template.format(*map(repr, args), **params.get(op, {})), {"math": math})
+        if op == "where":  # the condition is a param of the primitive, the third operand of the kernel
+            want = mg.ops.where.forward(np.array(args[0]), np.array(args[1]), condition=True)
+        else:
+            want = mg.ops.PRIMITIVES[op].forward(*map(np.array, args), **params.get(op, {}))
+        assert np.isclose(got, want), f"{op}: {template} gives {got}, the primitive {want}"
+
+
 def test_trace_chains_an_outer_record_hook():
     """Tracing inside a memory tracker: both see the operations."""
     with mg.track_saved_bytes() as tracker:

@@ -16,8 +16,9 @@ from .backends import BACKENDS, Backend, get_backend
 from .compile import Compiled, compile
 from .dce import eliminate_dead_code, live_nodes
 from .fusion import InvalidGroups, check_groups, fuse, fusible_groups
-from .ir import ELEMENTWISE, Graph, Node
+from .ir import Graph, Node
 from .memory_plan import InvalidPlan, MemoryPlan, check_plan, liveness, plan_memory
+from .optable import ELEMENTWISE, EXPRESSIONS
 from .trace import TracerError, trace, trace_strict
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Backend",
     "Compiled",
     "ELEMENTWISE",
+    "EXPRESSIONS",
     "Graph",
     "InvalidGroups",
     "InvalidPlan",

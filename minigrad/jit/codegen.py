@@ -32,9 +32,12 @@ right and e^x / (1 + e^x) on the left: it neither overflows nor cancels.
 import dataclasses
 import hashlib
 import math
+import string
 from pathlib import Path
 
 import numpy as np
+
+from .optable import TABLE, VIEWS
 
 
 # Elements from which a CPU kernel runs its outer loop on all cores (prange). Waking a thread pool
@@ -42,8 +45,6 @@ import numpy as np
 # after each matrix product): measured on 2 cores, parallel kernels of 128k elements next to BLAS
 # calls ran 10x slower than serial ones. From 1M elements (a few hundred µs serial) it pays.
 PARALLEL_THRESHOLD = 1 << 20
-BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-VIEWS = frozenset({"broadcast_to", "reshape"})  # inside a body: a view of an input
 # minigrad.jit.fastmath's float32 functions, by name of the operation
 ACCURATE_FUNCTIONS = {"tanh": "tanh_f32_accurate", "exp": "exp_f32_accurate", "sigmoid": "sigmoid_f32_accurate"}
 FAST_FUNCTIONS = {"tanh": "tanh_f32", "exp": "exp_f32", "sigmoid": "sigmoid_f32"}
@@ -317,62 +318,35 @@ class _Kernel:
 
     def _function(self, name, dtype):
         """The name of the function computing op `name` in `dtype`: fastmath's vectorisable one for
-        float32 on the CPU, else `math`'s (None for sigmoid, which `math` does not have)."""
-        table = FAST_FUNCTIONS if self.fast_math else ACCURATE_FUNCTIONS
-        if self.vector_math and dtype == "float32" and name in table:
-            self.imports.add(f"from minigrad.jit.fastmath import {table[name]}  # version {_fastmath_version()}")
-            return table[name]
-        if name == "sigmoid":
-            return None
+        float32 on the CPU, else `math`'s."""
+        vector = self._vector_function(name, dtype)
+        if vector is not None:
+            return vector
         self.imports.add("import math")
         return f"math.{name}"
 
+    def _vector_function(self, name, dtype):
+        """fastmath's vectorisable float32 function for op `name` on the CPU, or None."""
+        table = FAST_FUNCTIONS if self.fast_math else ACCURATE_FUNCTIONS
+        if not (self.vector_math and dtype == "float32" and name in table):
+            return None
+        self.imports.add(f"from minigrad.jit.fastmath import {table[name]}  # version {_fastmath_version()}")
+        return table[name]
+
     def _expression(self, node, a):
-        """The source of `node` applied to operand sources `a`, computed in node.dtype."""
-        d, op, params = node.dtype, node.op, node.param_dict
-        one, zero = _Lazy(lambda: self._literal(1, d)), _Lazy(lambda: self._literal(0, d))
-        if op in BINARY:
-            return f"{a[0]} {BINARY[op]} {a[1]}"
-        if op == "neg":
-            return f"-{a[0]}"
-        if op in ("exp", "log", "sin", "cos", "tanh"):
-            return f"{self._function(op, d)}({a[0]})"
-        if op == "sigmoid":
-            function = self._function("sigmoid", d)
-            if function is not None:
-                return f"{function}({a[0]})"
-            # 1 / (1 + e^-x) right of 0, e^x / (1 + e^x) left of it: e^(-|x|) never overflows, and unlike
-            # (tanh(x/2) + 1) / 2 nothing cancels in the left tail (which that form rounds to 0)
-            exp = self._function("exp", d)
-            return f"{one} / ({one} + {exp}(-{a[0]})) if {a[0]} >= {zero} else {exp}({a[0]}) / ({one} + {exp}({a[0]}))"
-        if op == "power":
-            return self._power(a[0], float(params["exponent"]), d)
-        if op == "relu":  # NaN < 0 is False: NaN passes through, as with np.maximum(x, 0)
-            return f"{zero} if {a[0]} < {zero} else {a[0]}"
-        if op == "relu_mask":
-            return f"{one} if {a[0]} > {zero} else {zero}"
-        if op == "abs":
-            return f"abs({a[0]})"
-        if op == "sign":
-            return f"{one} if {a[0]} > {zero} else (-{one} if {a[0]} < {zero} else {a[0]})"
-        if op == "clip":
-            x = a[0]
-            if params["high"] is not None:
-                high = self._literal(params["high"], d)
-                x = f"({high} if {a[0]} > {high} else {x})"
-            if params["low"] is not None:
-                low = self._literal(params["low"], d)
-                x = f"({low} if {a[0]} < {low} else {x})"
-            return x
-        if op == "clip_mask":
-            tests = [f"{a[0]} >= {self._literal(params['low'], d)}"] if params["low"] is not None else []
-            tests += [f"{a[0]} <= {self._literal(params['high'], d)}"] if params["high"] is not None else []
-            return f"{one} if {' and '.join(tests)} else {zero}" if tests else one
-        if op == "astype":
-            return f"{a[0]} != 0" if d == "bool" else f"np.{d}({a[0]})"
-        if op == "where":
-            return f"{a[0]} if {a[2]} else {a[1]}"
-        raise NotImplementedError(f"kernel_source: no code for op {op!r} ({node})")
+        """The source of `node` applied to operand sources `a`, computed in node.dtype (from `optable`)."""
+        facts = TABLE.get(node.op)
+        if facts is None or facts.expression is None:
+            raise NotImplementedError(f"kernel_source: no code for op {node.op!r} ({node})")
+        if node.op == "power":
+            return self._power(a[0], float(node.param_dict["exponent"]), node.dtype)
+        vector = self._vector_function(node.op, node.dtype)  # sigmoid in one call, not its formula
+        if vector is not None:
+            return f"{vector}({a[0]})"
+        context = _Context(self, node.dtype, node.param_dict)
+        if callable(facts.expression):
+            return facts.expression(a, node.param_dict, context)
+        return string.Formatter().vformat(facts.expression, a, context)
 
     def _power(self, x, exponent, dtype):
         """x ** exponent; small integer powers as products (a call to pow does not vectorise)."""
@@ -388,14 +362,23 @@ class _Kernel:
         return f"{x} ** {self._literal(exponent, dtype)}"
 
 
-class _Lazy:
-    """A literal registered only if it is formatted into the source (no unused globals)."""
+class _Context(dict):
+    """The named fields of an `optable` expression, each made when the template asks for it (so that
+    no unused literal becomes a global): typed literals, math functions, the node's params."""
 
-    def __init__(self, make):
-        self.make = make
+    def __init__(self, kernel, dtype, params):
+        super().__init__()
+        self.kernel, self.dtype, self.params = kernel, dtype, params
 
-    def __format__(self, spec):
-        return format(self.make(), spec)
+    def literal(self, value):
+        return self.kernel._literal(value, self.dtype)
+
+    def __missing__(self, name):
+        if name in ("one", "zero"):
+            return self.literal(1 if name == "one" else 0)
+        if name in self.params:
+            return self.params[name]
+        return self.kernel._function(name, self.dtype)
 
 
 def _condition(node):

@@ -12,6 +12,7 @@ import graphviz
 
 from ..draw_graph import AUTO_TB_DEPTH, DEFAULT_MAX_NODES, STYLES, GraphDrawing, _escape_lines, _format_array
 from .ir import SOURCES, _short
+from .optable import COMMUTATIVE
 
 DIMMED = {"color": "#cccccc", "fontcolor": "#aaaaaa", "fillcolor": "#f7f7f7", "style": "dashed,filled"}
 
@@ -56,7 +57,7 @@ def draw_ir(graph, *, rankdir="auto", max_nodes=DEFAULT_MAX_NODES, names=None, d
         drawing.node(f"op{node.id}", graphviz.nohtml(_op_label(node)), **_style("op", faded=faded))
         edge_style = {"color": DIMMED["color"]} if faded else {}
         drawing.edge(f"op{node.id}", f"v{node.id}", **edge_style)
-        numbered = len(node.inputs) > 1 and node.op not in {"add", "mul"}
+        numbered = len(node.inputs) > 1 and node.op not in COMMUTATIVE
         for position, source in enumerate(node.inputs):
             tail = "elided" if source in hidden else f"v{source}"
             drawing.edge(tail, f"op{node.id}", **({"label": str(position)} if numbered else {}), **edge_style)

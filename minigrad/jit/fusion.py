@@ -34,9 +34,8 @@ fused graph can be compared with the graph it came from.
 """
 
 from ..errors import MinigradError
-from .ir import ELEMENTWISE, SOURCES, Graph, Node
-
-VIEWS = frozenset({"broadcast_to", "reshape"})
+from .ir import SOURCES, Graph, Node
+from .optable import ELEMENTWISE, VIEWS
 
 
 class InvalidGroups(MinigradError, ValueError):

@@ -12,6 +12,9 @@ Node ids are unique within a graph and increase in topological order, so `a.id <
 pairs. Most values are hashable (axes, shapes, dtypes); a few are numpy arrays (the value of a
 "constant", the condition of "where", fancy indices of "getitem") or slices, which Python 3.11
 cannot hash: `Node.key()` gives a hashable structural key for every node, for caches.
+
+Which ops exist is `minigrad.ops.PRIMITIVES`; what the passes and backends know about each one
+(elementwise or not, its kernel expression, ...) is the table `minigrad.jit.optable`.
 """
 
 import dataclasses
@@ -19,16 +22,6 @@ import math
 
 import numpy as np
 
-from .. import ops
-
-# Every primitive by its IR name ("abs" is ops.absolute, "sum" is ops.reduce_sum, ...).
-PRIMITIVES = {p.name: p for p in vars(ops).values() if isinstance(p, ops.Primitive)}
-
-# Ops that compute each output element from the same element of their (broadcast) inputs.
-ELEMENTWISE = frozenset(
-    "add sub mul div neg power exp log sin cos tanh sigmoid relu abs absolute clip astype where".split()
-    + ["relu_mask", "sign", "clip_mask"]  # derivative factors that backward passes record
-)
 SOURCES = frozenset({"input", "constant"})  # nodes that read no other node
 
 

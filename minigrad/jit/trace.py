@@ -27,7 +27,8 @@ from ..autograd import gradients
 from ..errors import DtypeError, GraphError
 from ..grad_mode import enable_grad, state
 from ..tensor import Tensor, TracerError, tracing  # noqa: F401 (TracerError: minigrad.jit re-exports it)
-from .ir import PRIMITIVES, Graph, Node
+from ..ops import PRIMITIVES
+from .ir import Graph, Node
 
 
 def trace(fn, *example_inputs, backward=False):
@@ -198,8 +199,13 @@ class _Builder:
                 f"trace: the graph of a '{node.op.name}' operation was freed by a backward pass inside fn; "
                 f"use backward(create_graph=True) or minigrad.gradients(..., create_graph=True) there"
             )
-        if getattr(node.op, "name", None) not in PRIMITIVES:
-            raise GraphError(f"trace: '{getattr(node.op, 'name', node.op)}' is not a primitive of minigrad.ops and cannot be traced")
+        name = getattr(node.op, "name", node.op)
+        if PRIMITIVES.get(name) is not node.op:
+            raise GraphError(
+                f"trace: '{name}' is not a primitive of minigrad.ops (minigrad.ops.PRIMITIVES) and cannot be traced: "
+                f"an operation defined outside it (a minigrad.Function such as checkpoint's, or a Primitive made by hand) "
+                f"runs Python code of its own that a static graph cannot hold; call the operations it is made of instead"
+            )
         operands = [self.operand(t) for t in node.inputs]
         out = self.produced.get(id(node))
         data = out.data if out is not None else node.op.forward(*[t.data for t in node.inputs], **node.params)

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..codegen import condition_arrays, kernel_source
 from ..fusion import fuse, fused_bodies
-from ..ir import PRIMITIVES, SOURCES
+from ...ops import PRIMITIVES
+from ..ir import SOURCES
 from ..kernel_cache import load_module
 from . import Backend
 

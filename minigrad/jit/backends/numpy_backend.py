@@ -14,49 +14,11 @@ it. A compiled function is therefore not safe to call from two threads at once.
 import numpy as np
 
 from ...errors import ShapeError
-from ..ir import PRIMITIVES, SOURCES
+from ...ops import PRIMITIVES
+from ..ir import SOURCES
 from ..memory_plan import ALIGNMENT, plan_memory
+from ..optable import INTO  # the operations numpy computes directly into a planned buffer
 from . import Backend
-
-def _sigmoid_into(x, out):
-    """The primitive's stable form: e^−|x| / (1 + e^−|x|) for x < 0, 1 / (1 + e^−|x|) otherwise."""
-    np.abs(x, out=out)
-    np.negative(out, out=out)
-    with np.errstate(under="ignore"):
-        np.exp(out, out=out)  # e = e^−|x| in (0, 1]
-    denominator = out + 1.0
-    np.copyto(out, 1.0, where=x >= 0)  # numerator: 1 where x >= 0, e elsewhere (out never aliases x)
-    np.divide(out, denominator, out=out)
-
-
-def _where_into(x, y, out, condition):
-    np.copyto(out, y)
-    np.copyto(out, x, where=condition)
-
-
-# Operations numpy can compute directly into a planned buffer: kernel(*inputs, out=, **params).
-INTO = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.true_divide,
-    "neg": np.negative,
-    "exp": np.exp,
-    "log": np.log,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tanh": np.tanh,
-    "abs": np.absolute,
-    "sign": np.sign,
-    "matmul": np.matmul,
-    "power": lambda x, out, exponent: np.power(x, exponent, out=out),
-    "relu": lambda x, out: np.maximum(x, 0, out=out),
-    "sigmoid": _sigmoid_into,
-    "where": _where_into,
-    "astype": lambda x, out, dtype: np.copyto(out, x, casting="unsafe"),
-    "sum": lambda x, out, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, out=out),
-    "max": lambda x, out, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims, out=out),
-}
 
 
 def _kernel(node):
