@@ -1,4 +1,4 @@
-"""The engine benchmark's quick run: every measurement is there and well formed.
+"""The engine benchmark's and the examples benchmark's quick runs: every measurement is there and well formed.
 
 No timing thresholds here (a shared machine makes them flaky, and speed is the benchmark's job, not
 the test suite's): what is checked is that the script runs, that the contenders agreed on their
@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_engine.py"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+SCRIPT = BENCHMARKS / "bench_engine.py"
 # issue 13, "Eager engine"
 TARGETS = {"per_op_4x4": 0.8, "mlp_step": 1.0, "chain_backward": 0.75, "tanh_chain_forward_backward": 0.75}
 MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward"}
 FLOOR = "mlp_step_numpy_floor"  # the MLP step against numpy by hand, within 3 %
 
 
-@pytest.fixture(scope="module")
-def records():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"bench_engine.py --quick failed:\n{done.stderr[-4000:]}"
+def _quick_run(script):
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{script.name} --quick failed:\n{done.stderr[-4000:]}"
     lines = done.stdout.splitlines()
     parsed = []
     for number, line in enumerate(lines, 1):
@@ -32,6 +32,11 @@ def records():
         except json.JSONDecodeError as error:
             pytest.fail(f"line {number} of the output is not JSON ({error}): {line!r}")
     return parsed
+
+
+@pytest.fixture(scope="module")
+def records():
+    return _quick_run(SCRIPT)
 
 
 def _measurements(records):
@@ -97,3 +102,38 @@ def test_chain_shows_micrograd_failing_at_the_default_recursion_limit(records):
     assert record["micrograd_at_depth_1000"].startswith("RecursionError"), record["micrograd_at_depth_1000"]
     assert 500 < record["micrograd_deepest_at_default_limit"] < 1000, record["micrograd_deepest_at_default_limit"]
     assert record["ops"] == _measurements(records)["chain_forward"]["ops"] > 1000
+
+
+# --------------------------------------------------------------------------- benchmarks/bench_examples.py
+EXAMPLES = sorted(p.stem for p in (BENCHMARKS.parent / "examples").glob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def example_records():
+    return _quick_run(BENCHMARKS / "bench_examples.py")
+
+
+def test_examples_benchmark_measures_every_example_once(example_records):
+    names = [r["benchmark"] for r in example_records]
+    assert names[0] == "machine" and names[-1] == "summary", names
+    assert sorted(names[1:-1]) == sorted(f"{name}_step" for name in EXAMPLES), names
+    machine = example_records[0]
+    assert "bench_examples.py --quick" in machine["command"] and machine["clock"] == "cpu"
+    for key in ("processor", "python", "numpy", "torch"):
+        assert isinstance(machine[key], str) and machine[key], key
+
+
+def test_examples_benchmark_figures_and_ratios(example_records):
+    steps = example_records[1:-1]
+    for record in steps:
+        for contender in ("minigrad", "pytorch"):
+            figure = record[contender]
+            assert isinstance(figure, float) and math.isfinite(figure) and figure > 0, (record["benchmark"], contender)
+            assert record["median"][contender] >= figure, record
+        assert record["unit"] == "ms" and record["runs"] >= 2 and record["calls_per_run"] >= 1
+        assert record["ratio"] == pytest.approx(record["minigrad"] / record["pytorch"], rel=1e-2, abs=2e-3)
+        assert record["parameters"] > 0 and record["what"]
+    summary = example_records[-1]
+    assert summary["ratios"] == {r["benchmark"]: r["ratio"] for r in steps}
+    geometric = math.exp(sum(math.log(r["ratio"]) for r in steps) / len(steps))
+    assert summary["geometric_mean_ratio"] == pytest.approx(geometric, rel=1e-2)

@@ -1,0 +1,207 @@
+"""Each example's training step (examples/) against the same model in PyTorch, one thread each.
+
+    .venv/bin/python benchmarks/bench_examples.py            # the full run (about a minute)
+    .venv/bin/python benchmarks/bench_examples.py --quick    # a seconds-long smoke run
+
+One step is what the example's `train` loop does once: forward, loss, zero_grad, backward, (clip,)
+optimizer and schedule step, on the example's own batch size, in float64. The PyTorch twin of each
+model is the one tests/test_examples.py proves equal to it step by step (imported from there, so
+there is one definition of each), loaded with the same weights; before timing, both take two steps
+on the same batch and must report the same losses (within 1e-6). Then they take turns, run by run,
+on process CPU time (harness.time_interleaved). Each JSON line gives minigrad's best time per step,
+PyTorch's, and their ratio (below 1: minigrad is faster); the first line says what machine (the CPU
+model) and versions, the last sums the ratios up.
+"""
+
+import harness  # noqa: I001  (first: pins every BLAS library to one thread before numpy loads)
+
+import argparse
+import importlib
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import nn, optim
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
+from test_examples import TorchCharLSTM, TorchCharMLP, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+
+AGREE = 1e-6
+
+
+def _example(name):
+    return importlib.import_module(name)
+
+
+def _classifier(torch, model, module, x, y, optimizer, torch_optimizer, schedule=None, torch_schedule=None):
+    """(minigrad_step, pytorch_step) of a classifier trained on one fixed batch (x, y)."""
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+
+    def minigrad_step():
+        loss = nn.cross_entropy(model(mg.tensor(x)), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if schedule is not None:
+            schedule.step()
+        return loss.item()
+
+    def pytorch_step():
+        loss = torch.nn.functional.cross_entropy(module(tx), ty)
+        torch_optimizer.zero_grad()
+        loss.backward()
+        torch_optimizer.step()
+        if torch_schedule is not None:
+            torch_schedule.step()
+        return loss.item()
+
+    return minigrad_step, pytorch_step
+
+
+def mlp_digits(torch):
+    ex = _example("mlp_digits")
+    x, y, _, _ = ex.data()
+    index = ex.batches(len(x), 64, 1)[0]
+    model = ex.make_model()
+    T = torch.nn
+    module = _torch_twin(model, T.Sequential(T.Linear(64, 64), T.ReLU(), T.Linear(64, 10)))
+    steps = _classifier(torch, model, module, x[index], y[index], optim.Adam(model.parameters(), lr=1e-2),
+                        torch.optim.Adam(module.parameters(), lr=1e-2))
+    return steps, model.num_parameters(), "MLP 64-64-10, batch 64, Adam"
+
+
+def cnn_digits(torch):
+    ex = _example("cnn_digits")
+    x, y, _, _ = ex.data()
+    index = ex.batches(len(x), 32, 1)[0]
+    model = ex.make_model()
+    T = torch.nn
+    module = _torch_twin(model, T.Sequential(T.Conv2d(1, 8, 3, padding=1), T.ReLU(), T.MaxPool2d(2), T.Conv2d(8, 16, 3, padding=1),
+                                             T.ReLU(), T.MaxPool2d(2), T.Flatten(), T.Linear(64, 10)))
+    steps = _classifier(torch, model, module, x[index], y[index], optim.Adam(model.parameters(), lr=3e-3),
+                        torch.optim.Adam(module.parameters(), lr=3e-3))
+    return steps, model.num_parameters(), "2 conv 3x3 + max-pool, linear; 8x8 images, batch 32, Adam"
+
+
+def char_mlp(torch):
+    ex = _example("char_mlp")
+    contexts, targets, alphabet = ex.data()
+    index = np.random.default_rng(0).integers(0, len(contexts), 128)
+    model = ex.make_model(len(alphabet))
+    module = _torch_twin(model, TorchCharMLP(len(alphabet), ex.BLOCK))
+    optimizer = optim.SGD(model.parameters(), lr=0.3, momentum=0.9)
+    torch_optimizer = torch.optim.SGD(module.parameters(), lr=0.3, momentum=0.9)
+    horizon = 10**6  # the schedule's period: its step is timed, its learning rate stays ~0.3
+    steps = _classifier(torch, model, module, contexts[index], targets[index], optimizer, torch_optimizer,
+                        optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=horizon, eta_min=0.003),
+                        torch.optim.lr_scheduler.CosineAnnealingLR(torch_optimizer, T_max=horizon, eta_min=0.003))
+    return steps, model.num_parameters(), f"Embedding {len(alphabet)}x12, 4 characters of context, tanh 96, batch 128, SGD momentum + cosine schedule"
+
+
+def char_lstm(torch, unroll=16):
+    ex = _example("char_lstm")
+    streams, alphabet = ex.data()
+    inputs, targets, _ = next(ex.chunks(streams, unroll))
+    model = ex.make_model(len(alphabet))
+    module = _torch_twin(model, TorchCharLSTM(len(alphabet)))
+    optimizer, torch_optimizer = optim.Adam(model.parameters(), lr=1e-2), torch.optim.Adam(module.parameters(), lr=1e-2)
+    flat_targets = targets.T.reshape(-1)
+    tinputs, tflat = torch.from_numpy(inputs), torch.from_numpy(flat_targets)
+    state = {"minigrad": None, "pytorch": None}  # carried, detached, from step to step: truncated backpropagation
+
+    def minigrad_step():
+        logits, (h, c) = model(inputs, state["minigrad"])
+        loss = nn.cross_entropy(logits.reshape(-1, logits.shape[-1]), flat_targets)
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        state["minigrad"] = (h.detach(), c.detach())
+        return loss.item()
+
+    def pytorch_step():
+        logits, (h, c) = module(tinputs, state["pytorch"])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tflat)
+        torch_optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+        torch_optimizer.step()
+        state["pytorch"] = (h.detach(), c.detach())
+        return loss.item()
+
+    return (minigrad_step, pytorch_step), model.num_parameters(), f"LSTMCell 16-64 unrolled {unroll} steps over {streams.shape[0]} streams, clipped, Adam"
+
+
+def manual_sgd(torch, lr=0.5):
+    ex = _example("manual_sgd")
+    x, y, _, _ = ex.data()
+    w, b = ex.make_parameters()
+    tw, tb = (torch.tensor(p.data, requires_grad=True) for p in (w, b))
+    tx, rows = torch.from_numpy(x), np.arange(len(y))
+
+    def minigrad_step():  # the example's own loop, once: loss, backward, w -= lr * w.grad under no_grad
+        return ex.train(w, b, x, y, 1, lr=lr)[0]
+
+    def pytorch_step():
+        loss = -torch.log_softmax(tx @ tw + tb, dim=1)[rows, y].mean()
+        loss.backward()
+        with torch.no_grad():
+            tw.sub_(lr * tw.grad)
+            tb.sub_(lr * tb.grad)
+        tw.grad = tb.grad = None
+        return loss.item()
+
+    return (minigrad_step, pytorch_step), w.size + b.size, f"softmax regression 64-10, full batch of {len(x)}, w -= lr * w.grad under no_grad"
+
+
+EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd}
+
+
+def _calls_per_run(step, seconds):
+    """How many calls of `step` take about `seconds` (at least one)."""
+    start = harness.clock()
+    step()
+    return max(1, round(seconds / max(harness.clock() - start, 1e-6)))
+
+
+def measure(name, torch, quick):
+    (minigrad_step, pytorch_step), parameters, what = EXAMPLES[name](torch)
+    for _ in range(2):  # the same model from the same weights: the same losses, step after step
+        ours, theirs = minigrad_step(), pytorch_step()
+        if not math.isclose(ours, theirs, rel_tol=0, abs_tol=AGREE):
+            raise AssertionError(f"{name}: minigrad's loss {ours!r} and PyTorch's {theirs!r} differ")
+    number = _calls_per_run(minigrad_step, 0.02 if quick else 0.2)
+    runs = harness.time_interleaved({"minigrad": minigrad_step, "pytorch": pytorch_step}, number, 2 if quick else 9)
+    figures = harness.summarize(runs, scale=1e3)
+    record = {"benchmark": f"{name}_step", "unit": "ms", "what": what}
+    record.update({contender: round(figure["min"], 4) for contender, figure in figures.items()})
+    record["ratio"] = round(figures["minigrad"]["min"] / figures["pytorch"]["min"], 3)
+    record["median"] = {contender: round(figure["median"], 4) for contender, figure in figures.items()}
+    record["runs"], record["calls_per_run"] = figures["minigrad"]["runs"], number
+    record["parameters"] = int(parameters)
+    harness.emit(record)
+    return record
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run (figures are noisy)")
+    parser.add_argument("--clock", choices=sorted(harness.CLOCKS), default="cpu", help="process CPU time (default) or wall time")
+    args = parser.parse_args(argv)
+    harness.use_clock(args.clock)
+    torch = harness.single_threaded_torch()
+    harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": args.clock, **harness.machine()})
+    harness.freeze_heap()
+    records = [measure(name, torch, args.quick) for name in EXAMPLES]
+    ratios = {r["benchmark"]: r["ratio"] for r in records}
+    geometric_mean = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+    harness.emit({"benchmark": "summary", "ratios": ratios, "geometric_mean_ratio": round(geometric_mean, 3)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
