@@ -36,7 +36,7 @@ def topological_sort(output):
             if parent.node is None:
                 # A leaf has no parents to wait for: emit it at once instead of pushing it. Half
                 # the vertices of a typical graph are leaves (weights, data, constants), so this
-                # makes the sort ~2x faster (1.6 -> 0.7 µs per operation on the 100k-node chain).
+                # halves the stack traffic (measured: benchmarks/README.md).
                 mark[key] = _DONE
                 order.append(parent)
                 continue

@@ -41,9 +41,9 @@ from .optable import TABLE, VIEWS
 
 
 # Elements from which a CPU kernel runs its outer loop on all cores (prange). Waking a thread pool
-# costs tens of microseconds, and on a small machine Numba's threads compete with BLAS's (which spin
-# after each matrix product): measured on 2 cores, parallel kernels of 128k elements next to BLAS
-# calls ran 10x slower than serial ones. From 1M elements (a few hundred µs serial) it pays.
+# has a fixed cost, and on a small machine Numba's threads compete with BLAS's (which spin after each
+# matrix product): small parallel kernels next to BLAS calls lose to serial ones, large ones win
+# (the figures behind this threshold: benchmarks/README.md).
 PARALLEL_THRESHOLD = 1 << 20
 # minigrad.jit.fastmath's float32 functions, by name of the operation
 ACCURATE_FUNCTIONS = {"tanh": "tanh_f32_accurate", "exp": "exp_f32_accurate", "sigmoid": "sigmoid_f32_accurate"}
