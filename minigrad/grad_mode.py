@@ -10,10 +10,41 @@ import functools
 class _State:
     grad_enabled = True
     forward_mode_depth = 0  # > 0 while `minigrad.jvp` pushes tangents through operations
-    record_hook = None  # called with each new Node while `minigrad.memory.track_saved_bytes` runs
+    # Each called with every new Node, in the order added: a memory tracker (`track_saved_bytes`),
+    # a jit trace (`minigrad.jit.trace.recording`). A tuple, so that saving and restoring it is exact.
+    record_hooks = ()
+
+    @property
+    def record_hook(self):
+        """The former single slot, for code that still chains hooks by hand: None when there are no
+        hooks, else one callable running them all, which assigning back restores exactly."""
+        return _Hooks(self.record_hooks) if self.record_hooks else None
+
+    @record_hook.setter
+    def record_hook(self, hook):
+        self.record_hooks = hook.hooks if isinstance(hook, _Hooks) else () if hook is None else (hook,)
+
+
+class _Hooks:
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+    def __call__(self, node):
+        for hook in self.hooks:
+            hook(node)
 
 
 state = _State()
+
+
+def add_record_hook(hook):
+    """Call `hook(node)` with every Node recorded from now on, after the hooks added before it."""
+    state.record_hooks += (hook,)
+
+
+def remove_record_hook(hook):
+    """Stop calling `hook` (added with `add_record_hook`); the other hooks keep their order."""
+    state.record_hooks = tuple(h for h in state.record_hooks if h is not hook)
 
 
 def is_grad_enabled():

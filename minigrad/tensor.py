@@ -123,8 +123,9 @@ class Node:
         self.inputs = inputs
         self.params = params
         self.epoch = versions.clock  # in-place changes after this one make backward refuse (see versions)
-        if _grad_state.record_hook is not None:
-            _grad_state.record_hook(self)  # a memory tracker is watching (minigrad.memory.track_saved_bytes)
+        if _grad_state.record_hooks:  # a memory tracker or a jit trace is watching
+            for hook in _grad_state.record_hooks:
+                hook(self)
 
     def __repr__(self):
         return f"Node({self.op.name}, {len(self.inputs or ())} inputs, params={self.params})"

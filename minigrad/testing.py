@@ -80,7 +80,7 @@ def _grad_mode(saved=None):
     """minigrad's recording state (read, or put back): what a driver cut short could leave changed."""
     from .grad_mode import state
 
-    names = ("grad_enabled", "forward_mode_depth", "record_hook")
+    names = ("grad_enabled", "forward_mode_depth", "record_hooks")
     if saved is None:
         return {name: getattr(state, name) for name in names}
     for name, value in saved.items():

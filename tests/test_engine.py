@@ -412,3 +412,31 @@ def test_primitives_do_not_import_the_engine():
     imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "autograd" not in imported, f"minigrad/ops.py imports {sorted(imported)}"
     assert mg.unbroadcast is mg.autograd.unbroadcast  # the old public names keep working
+
+
+def test_record_hooks_see_every_node_in_order_and_leave_cleanly():
+    """Observers at once (a hook added by hand, a memory tracker, a jit trace inside it, a tracker inside a
+    trace): each sees every recorded node, and leaving one keeps the others."""
+    from minigrad import jit
+    from minigrad.grad_mode import add_record_hook, remove_record_hook, state
+
+    seen = []
+    hook = seen.append
+    add_record_hook(hook)
+    try:
+        with mg.track_saved_bytes() as tracker:
+            graph = jit.trace(lambda x: (x * x).exp(), np.ones(100))
+
+        def tracked(x):
+            with mg.track_saved_bytes() as inner:
+                y = (x * x).exp()
+            assert inner.peak > 0
+            return y.sin()
+
+        inner_graph = jit.trace(tracked, np.ones(100))
+    finally:
+        remove_record_hook(hook)
+    assert state.record_hooks == () and state.record_hook is None
+    assert [n.op.name for n in seen] == ["mul", "exp", "mul", "exp", "sin"]
+    assert [n.op for n in graph.nodes] == ["input", "mul", "exp"] and tracker.peak > 0
+    assert [n.op for n in inner_graph.nodes] == ["input", "mul", "exp", "sin"]

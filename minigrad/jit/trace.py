@@ -25,7 +25,7 @@ import numpy as np
 
 from ..autograd import gradients
 from ..errors import DtypeError, GraphError
-from ..grad_mode import enable_grad, state
+from ..grad_mode import add_record_hook, enable_grad, remove_record_hook
 from ..tensor import Tensor, TracerError, tracing  # noqa: F401 (TracerError: minigrad.jit re-exports it)
 from ..ops import PRIMITIVES
 from .ir import Graph, Node
@@ -98,22 +98,18 @@ def _closed_over_parameters(inputs, nodes, outputs):
 class recording:
     """`with recording() as nodes:` collects every `Node` recorded inside the block, in order.
 
-    It listens on the hook each new Node calls (`grad_mode.state.record_hook`), passing each node on
-    to a hook already installed (a `minigrad.memory` tracker), so both can watch the same code.
+    It is one of the hooks each new Node calls (`grad_mode.add_record_hook`), beside any other
+    (a `minigrad.memory` tracker), so both can watch the same code.
     """
 
     def __enter__(self):
-        self.nodes, self._outer = [], state.record_hook
-        state.record_hook = self._record
+        self.nodes = []
+        self._hook = self.nodes.append  # one bound method, so that exit removes this very hook
+        add_record_hook(self._hook)
         return self.nodes
 
-    def _record(self, node):
-        self.nodes.append(node)
-        if self._outer is not None:
-            self._outer(node)
-
     def __exit__(self, *exc):
-        state.record_hook = self._outer
+        remove_record_hook(self._hook)
         return False
 
 
