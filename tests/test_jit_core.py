@@ -522,6 +522,6 @@ def test_ir_imports_no_drawing_code():
     import subprocess
     import sys
 
-    code = "import sys, minigrad.jit.ir; print(sorted(m for m in ('minigrad.jit.draw', 'minigrad.draw_graph') if m in sys.modules))"
+    code = "import sys, minigrad.jit.ir; print(sorted(m for m in ('minigrad.jit.draw', 'minigrad.draw_graph', 'minigrad.render', 'graphviz') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", f"import minigrad.jit.ir loaded {loaded}"

@@ -10,21 +10,20 @@ import collections
 
 import graphviz
 
-from ..draw_graph import AUTO_TB_DEPTH, DEFAULT_MAX_NODES, STYLES, GraphDrawing, _escape_lines, _format_array
-from .ir import SOURCES, _short
+from ..labels import format_array, short
+from ..render import DEFAULT_MAX_NODES, STYLES, GraphDrawing, escape_lines, resolve_rankdir
+from .ir import SOURCES
 from .optable import COMMUTATIVE
 
 DIMMED = {"color": "#cccccc", "fontcolor": "#aaaaaa", "fillcolor": "#f7f7f7", "style": "dashed,filled"}
 
 
-def _rankdir(rankdir, graph):
-    """Resolve "auto" as `minigrad.draw` does: top to bottom for long chains of operations."""
-    if rankdir != "auto":
-        return rankdir
+def _depth(graph):
+    """The longest chain of operations of `graph`."""
     depth = {}
     for node in graph.nodes:
         depth[node.id] = 1 + max((depth[i] for i in node.inputs), default=0) if node.inputs else 0
-    return "TB" if max(depth.values(), default=0) > AUTO_TB_DEPTH else "LR"
+    return max(depth.values(), default=0)
 
 
 def draw_ir(graph, *, rankdir="auto", max_nodes=DEFAULT_MAX_NODES, names=None, dim=(), **_ignored):
@@ -41,7 +40,7 @@ def draw_ir(graph, *, rankdir="auto", max_nodes=DEFAULT_MAX_NODES, names=None, d
     hidden = _hidden(graph, max_nodes)
     drawing = GraphDrawing(
         name="minigrad_jit",
-        graph_attr={"rankdir": _rankdir(rankdir, graph), "nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"},
+        graph_attr={"rankdir": resolve_rankdir(rankdir, _depth(graph)), "nodesep": "0.2", "ranksep": "0.3", "fontname": "Helvetica"},
         node_attr={"fontname": "Helvetica", "fontsize": "10", "height": "0.3", "margin": "0.06,0.03"},
         edge_attr={"arrowsize": "0.6", "color": "#555555", "fontsize": "8", "fontcolor": "#777777"},
     )
@@ -78,12 +77,12 @@ def _style(kind, output=False, faded=False):
 def _value_label(node, name):
     lines = [name or f"%{node.id}"]
     if node.op == "constant" and node.param_dict["value"].size <= 6:
-        lines.append(_format_array(node.param_dict["value"]))
+        lines.append(format_array(node.param_dict["value"]))
     else:
         lines.append("scalar" if not node.shape else str(node.shape))
     if node.dtype != "float64":
         lines[-1] += f" {node.dtype}"
-    return _escape_lines(lines)
+    return escape_lines(lines)
 
 
 def _op_label(node):
@@ -91,9 +90,9 @@ def _op_label(node):
     if node.op == "fused":
         body = params["body"]
         ops = [n.op for n in body.nodes if n.op not in SOURCES]
-        return _escape_lines([f"fused {params.get('kind', '')}".strip(), " → ".join(ops)[:60]])
-    shown = [f"{k}={_short(v, 24)}" for k, v in node.params if v is not None and v is not False]
-    return _escape_lines([node.op, *shown])
+        return escape_lines([f"fused {params.get('kind', '')}".strip(), " → ".join(ops)[:60]])
+    shown = [f"{k}={short(v, 24)}" for k, v in node.params if v is not None and v is not False]
+    return escape_lines([node.op, *shown])
 
 
 def _hidden(graph, max_nodes):
@@ -113,7 +112,7 @@ def _hidden(graph, max_nodes):
 def _add_elision(drawing, graph, hidden):
     ops = collections.Counter(n.op for n in graph.nodes if n.id in hidden and n.op not in SOURCES).most_common()
     summary = ", ".join(f"{op} ×{count}" for op, count in ops[:4]) + (", …" if len(ops) > 4 else "")
-    drawing.node("elided", graphviz.nohtml(_escape_lines([f"… {len(hidden)} more nodes …", summary])), **STYLES["elided"])
+    drawing.node("elided", graphviz.nohtml(escape_lines([f"… {len(hidden)} more nodes …", summary])), **STYLES["elided"])
     feeding = {i for n in graph.nodes if n.id in hidden for i in n.inputs if i not in hidden}
     for source in sorted(feeding):
         drawing.edge(f"v{source}", "elided")

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from ..labels import short
+
 SOURCES = frozenset({"input", "constant"})  # nodes that read no other node
 
 
@@ -60,7 +62,7 @@ class Node:
 
     def __str__(self):
         args = [f"%{i}" for i in self.inputs]
-        args += [f"{name}={_short(value)}" for name, value in self.params]
+        args += [f"{name}={_param_text(value)}" for name, value in self.params]
         return f"%{self.id} = {self.op}({', '.join(args)}) : {self.shape} {self.dtype}"
 
 
@@ -132,19 +134,6 @@ def _hashable(value):
     return value
 
 
-def _short(value, width=32):
-    """A param value as a reader wants it: arrays by shape (small ones by value), slices as a:b."""
-    if isinstance(value, np.ndarray):
-        text = np.array2string(value, precision=4, separator=",") if value.size <= 4 else f"array{value.shape}"
-        text = " ".join(text.split())
-    elif isinstance(value, slice):
-        text = ":".join("" if v is None else str(v) for v in (value.start, value.stop, value.step)).rstrip(":") or ":"
-    elif isinstance(value, tuple):
-        text = "(" + ", ".join(_short(v, width) for v in value) + ("," if len(value) == 1 else "") + ")"
-    elif isinstance(value, Graph):
-        text = f"<graph of {len(value.nodes)} nodes>"
-    elif isinstance(value, np.dtype):
-        text = value.name
-    else:
-        text = str(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _param_text(value):
+    """A param value for the listing: a body graph by its size, anything else as `labels.short` writes it."""
+    return f"<graph of {len(value.nodes)} nodes>" if isinstance(value, Graph) else short(value, 32)
