@@ -378,21 +378,27 @@ def grade_class(settings, submissions, progress=None):
     target = Path(settings.root) / "course" / "autograded"
     refuse_unsafe_grading()
     with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _pool(settings) as pool:
+        scratch = Path(scratch)
         template, background = prepare(settings, scratch)
-        check_judgeable(settings, template, pool, Path(scratch))
+        staged = scratch / "autograded"  # moved into the course only once the preflight has passed
 
-        def task(student):
-            return grade_submission, (template, settings, student, todo[student], target / student / settings.chapter)
+        def task(student, folder):
+            return grade_submission, (template, settings, student, folder, staged / student / settings.chapter)
 
         def finish(student, result, error):
+            if student == PREFLIGHT:  # first in line: a chapter that cannot be judged stops everything
+                check_judgeable(settings, result, error)
+                return
             if error is not None:
                 result = StudentResult(student, attention=[f"grading failed: {type(error).__name__}: {error}"])
             results[student] = result
             if progress:
                 progress(result)
 
+        tasks = {PREFLIGHT: task(PREFLIGHT, preflight_submission(settings, scratch)),
+                 **{s: task(s, todo[s]) for s in todo}}
         suspects = []  # running when a worker crashed: which of them crashed it is not known yet
-        for student, result, error in pool.run({s: task(s) for s in todo}):
+        for student, result, error in pool.run(tasks):
             if isinstance(error, concurrent.futures.process.BrokenProcessPool):
                 suspects.append(student)
             elif isinstance(error, WorkerLost):  # the cluster already tried it on another worker
@@ -402,13 +408,18 @@ def grade_class(settings, submissions, progress=None):
         for student in suspects:  # alone in a fresh worker, a crash is this submission's own
             for attempt in (1, 2):
                 with _Pool(1) as alone:
-                    [(_, result, error)] = list(alone.run({student: task(student)}))
+                    [(_, result, error)] = list(alone.run({student: tasks[student]}))
                 if not isinstance(error, concurrent.futures.process.BrokenProcessPool):
                     break
             else:
                 result, error = StudentResult(student, attention=["the grading worker crashed twice on it"]), None
             finish(student, result, error)
         _registered(background, settings)
+        for student in results:
+            if (staged / student / settings.chapter).is_dir():
+                shutil.rmtree(target / student / settings.chapter, ignore_errors=True)
+                (target / student).mkdir(parents=True, exist_ok=True)
+                shutil.move(staged / student / settings.chapter, target / student / settings.chapter)
     merge_into_gradebook(settings, results)
     return results
 
@@ -437,14 +448,19 @@ def refuse_unsafe_grading():
                             "so that a student's code cannot signal the grader; run as root, or on Linux 6.12+")
 
 
-def check_judgeable(settings, template, pool, scratch):
-    """The chapter's own solution (its nbgrader cells) must score full marks through the judge before
-    any student is graded: a chapter that cannot be judged is refused, never graded another way."""
+def preflight_submission(settings, scratch):
+    """The chapter's own solution (its nbgrader cells), graded first in the class as PREFLIGHT."""
     source = Path(settings.root) / "solutions" / settings.chapter / f"{settings.chapter}.ipynb"
     folder = scratch / "preflight" / settings.chapter
     folder.mkdir(parents=True)
     nbformat.write(trimmed_notebook(read_notebook(source)), str(folder / f"{settings.chapter}.ipynb"))
-    [(_, result, error)] = list(pool.run({"": (grade_submission, (template, settings, PREFLIGHT, folder, None))}))
+    return folder
+
+
+def check_judgeable(settings, result, error):
+    """The chapter's own solution must score full marks through the judge: a chapter that cannot be
+    judged is refused, never graded another way. It is graded beside the class (the first task, so a
+    refusal comes early) and nothing reaches the course's gradebook or folders before it passed."""
     lost = [f"{c.name} ({c.error or f'{c.score:g}/{c.max_score:g}'})" for c in (result.cells.values() if result else [])
             if not c.manual and (c.score or 0) < c.max_score]
     if error is not None or not result.cells or lost:

@@ -209,6 +209,31 @@ def test_release_bundle_ships_no_answers(tmp_path):
     assert done.returncode == 0 and "bundle ok" in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("cli-selftest")
+def test_a_chapter_its_own_solution_fails_is_refused_and_nothing_written(tmp_path):
+    """Fail closed: when the chapter's solution loses a point through the judge, autograde grades
+    nobody another way; it exits non-zero, and neither the gradebook nor autograded/ gets a line."""
+    root = course_copy(tmp_path / "course", ["selftest"], FIXTURE, FIXTURE / "chapters")
+    source = root / "solutions" / "selftest" / "selftest.ipynb"
+    wrong = next((root / "tests" / "chapters" / "selftest" / "wrong").glob("*.py"))
+    name = wrong.stem.split("--")[0]
+    import nbformat
+
+    nbformat.write(replace_answer(read_notebook(source), name, wrong.read_text()), str(source))
+    write_submission(tmp_path / "submitted" / "ada" / "selftest", "selftest", read_notebook(source))
+    gradebook = tmp_path / "grades.db"
+    done = run("--course", root, "autograde", "selftest", "--submissions", tmp_path / "submitted", "--workers", 2,
+               "--db-url", f"sqlite:///{gradebook}", check=False)
+    assert done.returncode != 0 and "cannot be graded safely" in done.stderr, f"{done.stdout}\n{done.stderr}"
+    assert not list((root / "course" / "autograded").rglob("*.ipynb")), "autograded/ written despite the refusal"
+    if gradebook.exists():
+        import sqlite3
+
+        with sqlite3.connect(gradebook) as db:
+            assert db.execute("select count(*) from submitted_assignment").fetchone() == (0,)
+
+
 def test_unknown_chapter_is_a_clear_error(tmp_path):
     done = run("--course", REPOSITORY, "autograde", "ch99_nothing", "--submissions", tmp_path, check=False)
     assert done.returncode == 1 and "no chapter 'ch99_nothing'" in done.stderr, done.stderr
