@@ -4,7 +4,9 @@
 computes the body's output element by element: each input element is loaded once, every operation
 of the group is applied to it in registers, and one value is stored. The same generator emits CPU
 kernels (`numba.njit`, optionally `parallel=True` with `prange`) and CUDA kernels (`numba.cuda.jit`,
-a grid-stride loop); only the loop scaffolding differs.
+a grid-stride loop); only the loop scaffolding differs: `_Operands` works out what is read and the
+loop's layout, `_Kernel` writes the module and one element's statements, and one emitter per target
+(`_CpuKernel`, `_CudaKernel`) writes the loops around them, matmul epilogues included.
 
 Everything a kernel needs to know is static: shapes, dtypes and scalar constants are written into
 the source, so the source *is* the structural cache key (`kernel_cache` names files by its hash)
@@ -121,15 +123,15 @@ def kernel_source(body, *, target="cpu", parallel=None, fast_math=False, cache=T
     out = body.node(body.outputs[0])
     if parallel is None:
         parallel = math.prod(out.shape) >= PARALLEL_THRESHOLD
-    return _Kernel(body, target, parallel and target == "cpu", fast_math, cache, libm).source()
+    emitter = _CpuKernel if target == "cpu" else _CudaKernel
+    return emitter(body, parallel and target == "cpu", fast_math, cache, libm).source()
 
 
-class _Kernel:
-    """Writes the source of one kernel (see `kernel_source`)."""
+class _Operands:
+    """What a kernel reads and how: its arguments (inputs, then `where` conditions), one access per
+    distinct (argument, shape) it reads, and the layout of the loop over the output."""
 
-    def __init__(self, body, target, parallel, fast_math, cache, libm=False):
-        self.body, self.target, self.parallel, self.fast_math, self.cache = body, target, parallel, fast_math, cache
-        self.vector_math = target == "cpu" and not libm  # fastmath's functions and 512-bit vectors
+    def __init__(self, body):
         self.nodes = {n.id: n for n in body.nodes}
         self.out = self.nodes[body.outputs[0]]
         self.matmul = next((n for n in body.nodes if n.op == "matmul"), None)
@@ -138,9 +140,6 @@ class _Kernel:
         self.arg_of = {i: k for k, i in enumerate(body.inputs)}
         self.arg_types = [(self.nodes[i].dtype, self.nodes[i].shape) for i in body.inputs]
         self.arg_types += [("bool", _condition(n).shape) for n in self.conditions]
-        self.flat = "f" if target == "cpu" else ""  # CPU kernels flatten their arguments first; CUDA gets them flat
-        self.constants = {}  # literal text -> global name
-        self.imports = {"import numpy as np"}
         self.accesses = []
         self.reads = {}  # node id (or ("condition", id)) -> access index
         for node in body.nodes:
@@ -152,7 +151,6 @@ class _Kernel:
         out_access = Access(len(self.args), self.out.shape)  # the output, a pseudo-argument
         self.layout = Layout.of(self.out.shape, self.accesses + [out_access], merge=self.matmul is None)
 
-    # ---------------------------------------------------------------- what is read, and how
     def _access(self, arg, shape):
         key = Access(arg, tuple(shape))
         if key not in self.accesses:
@@ -172,21 +170,45 @@ class _Kernel:
             shape = node.shape if node.op == "reshape" else root.shape
             self.reads[source] = self._access(self.arg_of[root.id], shape)
 
-    def _read(self, k):
-        return f"s{k}" if self.layout.is_scalar(k) else f"x{k}"
+
+class _Kernel:
+    """What every target's kernel shares: the module around the loops, and the statements computing
+    one element (see `kernel_source`). A target's emitter, a subclass, writes the loops."""
+
+    target = None
+    flat = ""  # the suffix naming an argument's flat view ("f": CPU kernels flatten their arguments first)
+
+    def __init__(self, body, parallel, fast_math, cache, libm=False):
+        self.body, self.parallel, self.fast_math, self.cache = body, parallel, fast_math, cache
+        self.vector_math = self.target == "cpu" and not libm  # fastmath's functions and 512-bit vectors
+        self.operands = _Operands(body)
+        self.layout = self.operands.layout
+        self.constants = {}  # literal text -> global name
+        self.imports = {"import numpy as np"}
+
+    def loops(self):
+        """The kernel's body: the lines of the loops over the output, computing every element."""
+        raise NotImplementedError
+
+    def decorator(self, signature):
+        """The line compiling `kernel` for this target with the explicit `signature`."""
+        raise NotImplementedError
+
+    def array_type(self, dtype, ndim):
+        """Numba's type of an argument array of `dtype` with `ndim` axes, as this target passes it."""
+        raise NotImplementedError
+
+    def matmul_value(self, out):
+        """The name of the product's element inside the epilogue (`out`: the output element)."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------- the module
     def source(self):
-        body = self._cpu_body() if self.target == "cpu" else self._cuda_body()
-        types = [self._array_type(dtype, len(shape)) for dtype, shape in self.arg_types]
-        signature = ", ".join(types + [self._array_type(self.out.dtype, len(self.out.shape))])
-        if self.target == "cpu":
-            self.imports.add("from numba import njit, prange")
-            options = f'parallel={self.parallel}, error_model="numpy", cache={self.cache}'
-            decorator = f'@njit("void({signature})", {options})'
-        else:
-            self.imports.add("from numba import cuda")
-            decorator = f'@cuda.jit("void({signature})"{", fastmath=True" if self.fast_math else ""})'
+        body = self.loops()
+        out = self.operands.out
+        types = [self.array_type(dtype, len(shape)) for dtype, shape in self.operands.arg_types]
+        signature = ", ".join(types + [self.array_type(out.dtype, len(out.shape))])
+        decorator = self.decorator(signature)
         header = [
             f'"""Generated by minigrad.jit.codegen: a {self.target.upper()} kernel for one fused group.',
             "",
@@ -197,112 +219,47 @@ class _Kernel:
             "",
             "",
             decorator,
-            f"def kernel({', '.join(self.args + ['out'])}):",
+            f"def kernel({', '.join(self.operands.args + ['out'])}):",
         ]
         return "\n".join(header + [f"    {line}" for line in body]) + "\n"
 
-    def _array_type(self, dtype, ndim):
-        name = NUMBA_TYPES.get(dtype, dtype)
-        if self.target == "cuda":  # the CUDA runner passes every array flat
-            return f"{name}[::1]"
-        if ndim == 0:
-            return f"Array({name}, 0, 'C')"
-        return f"{name}[{', '.join([':'] * (ndim - 1) + ['::1'])}]"
-
-    # ---------------------------------------------------------------- CPU: a loop nest
-    def _cpu_body(self):
-        lines = [f"{name}f = {name}.reshape(-1)" for name in self.args + ["out"]]
-        lines += self._scalar_loads()
-        if self.matmul is not None:
-            return lines + self._cpu_matmul()
-        index = [f"i{d}" for d in range(len(self.layout.shape))]
-        for d, n in enumerate(self.layout.shape):
-            loop = "prange" if self.parallel and d == 0 else "range"
-            lines.append("    " * d + f"for {index[d]} in {loop}({n}):")
-        return lines + ["    " * len(index) + line for line in self._wide() + self._element(index)]
-
-    def _wide(self):
-        """The call that lets LLVM vectorise the function around this loop with 512-bit registers
-        (inside the loop, so that it reaches the function Numba outlines for a prange loop too)."""
-        if not self.vector_math:
-            return []
-        self.imports.add(f"from minigrad.jit.fastmath import prefer_wide_vectors  # version {_fastmath_version()}")
-        return ["prefer_wide_vectors()"]
-
-    def _cpu_matmul(self):
-        """Row i of out accumulates x[i, :] @ W (the row stays in cache), then the epilogue runs on it."""
-        n, m = self.out.shape
-        x, w = (self.args[self.arg_of[i]] + "f" for i in self.matmul.inputs)
-        inner = self.nodes[self.matmul.inputs[0]].shape[1]
-        lines = [
-            f"for i0 in {'prange' if self.parallel else 'range'}({n}):",
-            *(f"    {line}" for line in self._wide()),
-            f"    for i1 in range({m}):",
-            f"        outf[i0 * {m} + i1] = {self._literal(0, self.matmul.dtype)}",
-            f"    for p in range({inner}):",
-            f"        xv = {x}[i0 * {inner} + p]",
-            f"        for i1 in range({m}):",
-            f"            outf[i0 * {m} + i1] += xv * {w}[p * {m} + i1]",
-            f"    for i1 in range({m}):",
-        ]
-        return lines + ["        " + line for line in self._element(["i0", "i1"])]
-
-    # ---------------------------------------------------------------- CUDA: a grid-stride loop
-    def _cuda_body(self):
-        shape = self.layout.shape
-        lines = self._scalar_loads()
-        lines += ["start = cuda.grid(1)", "stride = cuda.gridsize(1)"]
-        lines.append(f"for i in range(start, {math.prod(self.out.shape)}, stride):")
-        index, inner = ["i"], []
-        if len(shape) > 1:  # the multi-index from the flat index, innermost axis fastest
-            index, rest = [f"i{d}" for d in range(len(shape))], "i"
-            for d in range(len(shape) - 1, 0, -1):
-                inner.append(f"i{d} = {rest} % {shape[d]}")
-                inner.append(f"{'i0' if d == 1 else f'r{d}'} = {rest} // {shape[d]}")
-                rest = f"r{d}"
-        if self.matmul is not None:
-            x, w = (self.args[self.arg_of[i]] for i in self.matmul.inputs)
-            k, m = self.nodes[self.matmul.inputs[0]].shape[1], self.out.shape[1]
-            inner += [
-                f"acc = {self._literal(0, self.matmul.dtype)}",
-                f"for p in range({k}):",
-                f"    acc += {x}[i0 * {k} + p] * {w}[p * {m} + i1]",
-            ]
-        return lines + ["    " + line for line in inner + self._element(index)]
-
     # ---------------------------------------------------------------- one element
+    def _read(self, k):
+        return f"s{k}" if self.layout.is_scalar(k) else f"x{k}"
+
     def _scalar_loads(self):
         return [
-            f"s{k} = {self.args[access.arg]}{self.flat}[0]"
-            for k, access in enumerate(self.accesses)
+            f"s{k} = {self.operands.args[access.arg]}{self.flat}[0]"
+            for k, access in enumerate(self.operands.accesses)
             if self.layout.is_scalar(k)
         ]
 
     def _element(self, index):
         """Statements computing the output at loop indices `index` and storing it."""
+        operands = self.operands
         lines = [
-            f"x{k} = {self.args[access.arg]}{self.flat}[{self.layout.offset(k, index)}]"
-            for k, access in enumerate(self.accesses)
+            f"x{k} = {operands.args[access.arg]}{self.flat}[{self.layout.offset(k, index)}]"
+            for k, access in enumerate(operands.accesses)
             if not self.layout.is_scalar(k)
         ]
-        out = f"out{self.flat}[{self.layout.offset(len(self.accesses), index)}]"
+        out = f"out{self.flat}[{self.layout.offset(len(operands.accesses), index)}]"
         names = {}
         for position, node in enumerate(self.body.nodes):
             if node.op == "constant":
                 names[node.id] = self._literal(np.asarray(node.param_dict["value"]).item(), node.dtype)
-            elif node.op in VIEWS and self.nodes[node.inputs[0]].op == "constant":
+            elif node.op in VIEWS and operands.nodes[node.inputs[0]].op == "constant":
                 names[node.id] = names[node.inputs[0]]
-            elif node.id in self.reads:
-                names[node.id] = self._read(self.reads[node.id])
+            elif node.id in operands.reads:
+                names[node.id] = self._read(operands.reads[node.id])
             elif node.op == "matmul":
-                names[node.id] = out if self.target == "cpu" else "acc"
+                names[node.id] = self.matmul_value(out)
             elif node.op not in VIEWS and node.op != "input":
-                operands = [self._cast(names[i], self.nodes[i].dtype, node.dtype) for i in node.inputs]
+                values = [self._cast(names[i], operands.nodes[i].dtype, node.dtype) for i in node.inputs]
                 if node.op == "where":
-                    operands.append(self._read(self.reads[("condition", node.id)]))
+                    values.append(self._read(operands.reads[("condition", node.id)]))
                 names[node.id] = f"v{position}"
-                lines.append(f"v{position} = {self._expression(node, operands)}")
-        return lines + [f"{out} = {names[self.out.id]}"]
+                lines.append(f"v{position} = {self._expression(node, values)}")
+        return lines + [f"{out} = {names[operands.out.id]}"]
 
     def _cast(self, name, source, target):
         return name if source == target or target == "bool" else f"np.{target}({name})"
@@ -360,6 +317,105 @@ class _Kernel:
             self.imports.add("import math")
             return f"math.sqrt({x})"
         return f"{x} ** {self._literal(exponent, dtype)}"
+
+
+class _CpuKernel(_Kernel):
+    """numba.njit: a loop nest over the merged layout (the outer loop a prange when parallel), or for a
+    matmul epilogue, one row of the product at a time."""
+
+    target = "cpu"
+    flat = "f"
+
+    def decorator(self, signature):
+        self.imports.add("from numba import njit, prange")
+        options = f'parallel={self.parallel}, error_model="numpy", cache={self.cache}'
+        return f'@njit("void({signature})", {options})'
+
+    def array_type(self, dtype, ndim):
+        name = NUMBA_TYPES.get(dtype, dtype)
+        if ndim == 0:
+            return f"Array({name}, 0, 'C')"
+        return f"{name}[{', '.join([':'] * (ndim - 1) + ['::1'])}]"
+
+    def matmul_value(self, out):
+        return out  # the row is accumulated in the output itself
+
+    def loops(self):
+        lines = [f"{name}f = {name}.reshape(-1)" for name in self.operands.args + ["out"]]
+        lines += self._scalar_loads()
+        if self.operands.matmul is not None:
+            return lines + self._matmul_rows()
+        index = [f"i{d}" for d in range(len(self.layout.shape))]
+        for d, n in enumerate(self.layout.shape):
+            loop = "prange" if self.parallel and d == 0 else "range"
+            lines.append("    " * d + f"for {index[d]} in {loop}({n}):")
+        return lines + ["    " * len(index) + line for line in self._wide() + self._element(index)]
+
+    def _wide(self):
+        """The call that lets LLVM vectorise the function around this loop with 512-bit registers
+        (inside the loop, so that it reaches the function Numba outlines for a prange loop too)."""
+        if not self.vector_math:
+            return []
+        self.imports.add(f"from minigrad.jit.fastmath import prefer_wide_vectors  # version {_fastmath_version()}")
+        return ["prefer_wide_vectors()"]
+
+    def _matmul_rows(self):
+        """Row i of out accumulates x[i, :] @ W (the row stays in cache), then the epilogue runs on it."""
+        operands = self.operands
+        n, m = operands.out.shape
+        x, w = (operands.args[operands.arg_of[i]] + "f" for i in operands.matmul.inputs)
+        inner = operands.nodes[operands.matmul.inputs[0]].shape[1]
+        lines = [
+            f"for i0 in {'prange' if self.parallel else 'range'}({n}):",
+            *(f"    {line}" for line in self._wide()),
+            f"    for i1 in range({m}):",
+            f"        outf[i0 * {m} + i1] = {self._literal(0, operands.matmul.dtype)}",
+            f"    for p in range({inner}):",
+            f"        xv = {x}[i0 * {inner} + p]",
+            f"        for i1 in range({m}):",
+            f"            outf[i0 * {m} + i1] += xv * {w}[p * {m} + i1]",
+            f"    for i1 in range({m}):",
+        ]
+        return lines + ["        " + line for line in self._element(["i0", "i1"])]
+
+
+class _CudaKernel(_Kernel):
+    """numba.cuda.jit: a grid-stride loop over the flat output, the multi-index recovered from the flat
+    index; a matmul epilogue accumulates its element's dot product first."""
+
+    target = "cuda"
+
+    def decorator(self, signature):
+        self.imports.add("from numba import cuda")
+        return f'@cuda.jit("void({signature})"{", fastmath=True" if self.fast_math else ""})'
+
+    def array_type(self, dtype, ndim):
+        return f"{NUMBA_TYPES.get(dtype, dtype)}[::1]"  # the CUDA runner passes every array flat
+
+    def matmul_value(self, out):
+        return "acc"
+
+    def loops(self):
+        operands, shape = self.operands, self.layout.shape
+        lines = self._scalar_loads()
+        lines += ["start = cuda.grid(1)", "stride = cuda.gridsize(1)"]
+        lines.append(f"for i in range(start, {math.prod(operands.out.shape)}, stride):")
+        index, inner = ["i"], []
+        if len(shape) > 1:  # the multi-index from the flat index, innermost axis fastest
+            index, rest = [f"i{d}" for d in range(len(shape))], "i"
+            for d in range(len(shape) - 1, 0, -1):
+                inner.append(f"i{d} = {rest} % {shape[d]}")
+                inner.append(f"{'i0' if d == 1 else f'r{d}'} = {rest} // {shape[d]}")
+                rest = f"r{d}"
+        if operands.matmul is not None:
+            x, w = (operands.args[operands.arg_of[i]] for i in operands.matmul.inputs)
+            k, m = operands.nodes[operands.matmul.inputs[0]].shape[1], operands.out.shape[1]
+            inner += [
+                f"acc = {self._literal(0, operands.matmul.dtype)}",
+                f"for p in range({k}):",
+                f"    acc += {x}[i0 * {k} + p] * {w}[p * {m} + i1]",
+            ]
+        return lines + ["    " + line for line in inner + self._element(index)]
 
 
 class _Context(dict):
