@@ -322,6 +322,7 @@ def test_params_read_the_same_in_drawings_and_listings():
     """One way to write a param (minigrad.labels.short) for eager drawings, jit drawings and print(graph)."""
     from minigrad import jit
 
+    assert mg.render is render and mg.draw_graph.GraphDrawing is render.GraphDrawing  # old names still work
     x = mg.tensor(np.arange(6.0), requires_grad=True)
     graph = jit.trace(lambda t: t[1:] * 2.0, np.arange(6.0))
     for text in (mg.draw(x[1:] * 2.0).source, mg.draw(graph).source, str(graph)):
