@@ -43,7 +43,7 @@ def test_integer_tensors_cannot_require_grad(data):
         mg.tensor(data, requires_grad=True)
     with pytest.raises(RuntimeError):  # PyTorch refuses it too
         torch.tensor(data, requires_grad=True)
-    with pytest.raises(mg.DtypeError, match="only floating-point"):
+    with pytest.raises(mg.DtypeError, match="requires_grad_.*cannot require grad"):
         mg.tensor(data).requires_grad_()
     assert mg.tensor([float(v) for v in np.ravel(data)], requires_grad=True).requires_grad
 
