@@ -163,7 +163,7 @@ class Checkpoint(Function):
         copies = [leaf_copy(t) for t in tensors]
         with enable_grad():  # recorded once, only to see what fn depends on; dropped when forward returns
             result = call.run(copies)
-        as_outputs(result, f"checkpoint: the function {call!r}")
+        as_outputs(result, lambda: f"checkpoint: the function {call!r}")
         ctx.call, ctx.n_args = call, len(tensors)
         ctx.rng = None if rng is None or rng.unchanged() else rng  # fn drew nothing: nothing to replay
         ctx.add_inputs(*captured_leaves(result, copies))
@@ -195,7 +195,7 @@ def _recompute_adjoints(ctx, leaves, grads, create_graph):
     graph lives only inside this call: that is the memory checkpointing saves.
     """
     with enable_grad(), replaying(ctx.rng):
-        rebuilt = _joined(as_outputs(ctx.call.run(leaves), f"checkpoint: the function {ctx.call!r}"))
+        rebuilt = _joined(as_outputs(ctx.call.run(leaves), lambda: f"checkpoint: the function {ctx.call!r}"))
     sources = list(leaves) + list(ctx.added_inputs)
     wanted = [t for t in sources if t.requires_grad]
     adjoints = iter(gradients(rebuilt, wanted, grad=_joined(grads), retain_graph=True, create_graph=create_graph))

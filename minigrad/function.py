@@ -36,12 +36,16 @@ accumulates such gradients into `.grad` behind the engine's back, which `minigra
 could not see.
 """
 
+import operator
+
 import numpy as np
 
 from .errors import MinigradError, ShapeError
 from .grad_mode import no_grad, state
 from .ops import Primitive
 from .tensor import Node, Tensor, _result
+
+_requires_grad = operator.attrgetter("requires_grad")
 
 _INPUT, _OUTPUT = "input", "output"
 
@@ -112,21 +116,23 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """`forward(ctx, *args)`, recorded as one node whose backward is `backward` (when a gradient is needed)."""
-        tensors = [a for a in args if isinstance(a, Tensor)]
+        arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        tensors = tuple(a for a, is_tensor in zip(args, arg_is_tensor) if is_tensor)
         if state.forward_mode_depth and any(t._tangent is not None for t in tensors):
             raise MinigradError(f"{_name(cls)}.apply: forward mode (jvp) is not supported by Functions; "
                                 f"call the operations it is made of instead")
-        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        ctx = FunctionCtx(tuple(is_tensor and a.requires_grad for a, is_tensor in zip(args, arg_is_tensor)))
         with no_grad():
             result = cls.forward(ctx, *args)
-        outputs = as_outputs(result, f"{_name(cls)}.forward")
-        inputs = tuple(tensors) + tuple(ctx._added)
-        if not (state.grad_enabled and any(t.requires_grad for t in inputs)):
+        outputs = as_outputs(result, lambda: f"{_name(cls)}.forward")
+        inputs = tensors + ctx._added
+        if not (state.grad_enabled and any(map(_requires_grad, inputs))):
             return _constants(result, outputs)
-        ctx._saved = tuple(_saved_as(s, inputs, outputs) for s in ctx._saved)
+        if ctx._saved:
+            ctx._saved = tuple(_saved_as(s, inputs, outputs) for s in ctx._saved)
         layout = tuple((o.shape, o.dtype) for o in outputs)
-        params = {"function": cls, "ctx": ctx, "arg_is_tensor": tuple(isinstance(a, Tensor) for a in args),
-                  "template": tuple(None if isinstance(a, Tensor) else a for a in args), "layout": layout}
+        template = tuple(None if is_tensor else a for a, is_tensor in zip(args, arg_is_tensor))
+        params = {"function": cls, "ctx": ctx, "arg_is_tensor": arg_is_tensor, "template": template, "layout": layout}
         packed = _result(_pack(outputs), Node(_primitive(cls), inputs, params))
         return packed if isinstance(result, Tensor) else _unpack(packed, layout)
 
@@ -136,14 +142,17 @@ def _name(function):
 
 
 def as_outputs(result, who):
-    """`result` (a tensor, or a non-empty tuple or list of tensors) as a tuple of tensors; `who` names the culprit."""
+    """`result` (a tensor, or a non-empty tuple or list of tensors) as a tuple of tensors.
+
+    `who()` names the culprit in the error (a function, so that the message costs nothing when all is well).
+    """
     if isinstance(result, Tensor):
         return (result,)
     if isinstance(result, (tuple, list)) and result and all(isinstance(o, Tensor) for o in result):
         return tuple(result)
     got = type(result).__name__ if not isinstance(result, (tuple, list)) else f"a {type(result).__name__} of " + (
         ", ".join(type(o).__name__ for o in result) or "nothing")
-    raise MinigradError(f"{who} must return a tensor or a non-empty tuple of tensors, got {got}")
+    raise MinigradError(f"{who()} must return a tensor or a non-empty tuple of tensors, got {got}")
 
 
 def _constants(result, outputs):
@@ -234,7 +243,7 @@ def _replay(*arrays, function, ctx, arg_is_tensor, template, layout):
     tensors = iter(arrays)
     args = [_result(next(tensors), None) if is_tensor else value for is_tensor, value in zip(arg_is_tensor, template)]
     with no_grad():
-        return _pack(as_outputs(function.forward(FunctionCtx(ctx.needs_input_grad), *args), f"{_name(function)}.forward"))
+        return _pack(as_outputs(function.forward(FunctionCtx(ctx.needs_input_grad), *args), lambda: f"{_name(function)}.forward"))
 
 
 def _no_jvp(tangents, out, *inputs, **params):
