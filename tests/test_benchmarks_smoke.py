@@ -20,6 +20,8 @@ TARGETS = {"per_op_4x4": 0.8, "mlp_step": 1.0, "chain_backward": 0.75, "tanh_cha
 MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward"}
 FLOOR = "mlp_step_numpy_floor"  # the MLP step against numpy by hand, within 3 %
 
+pytestmark = pytest.mark.xdist_group("benchmarks-smoke")  # one worker runs each script's quick run once
+
 
 def _quick_run(script):
     done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)

@@ -38,7 +38,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 EXECUTED = "ch01_graph"  # the chapter this build executes: the first, and one of the quickest
 CHAPTERS = sorted(p.name for p in (REPOSITORY / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("site")]  # one worker builds the site once
 
 
 @pytest.fixture(scope="module")
