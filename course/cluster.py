@@ -10,10 +10,13 @@ An existing cluster, for example:
     dask worker tcp://10.0.0.1:8786 --nworkers 4 --nthreads 1       (as root, on each grading machine)
 
 `DaskPool(address).run({name: (function, args)})` yields `(name, result, exception)` as the tasks
-finish, like `_Pool.run`. Each task runs in a fresh Python process started by the worker (so no
-state of one class's grading — a worker's scratch course, its sandbox zygote — survives into the
-next, and a dying grading process does not take the worker with it), as the worker's user (run
-`dask worker` as root where the sandbox switches uids, as for the local pool).
+finish, like `_Pool.run`. The tasks of one `DaskPool` (one class: its preflight and its
+submissions) run one after the other in a Python process that the worker starts for it, as a
+local pool's worker does: the scratch course and sandbox zygote are made once per class and
+worker, not per submission (starting Python with nbgrader costs seconds), and nothing of one
+class's grading survives into the next (the process ends with the pool), nor does a dying grading
+process take the worker with it. It runs as the worker's user (run `dask worker` as root where
+the sandbox switches uids, as for the local pool).
 
 What a task needs travels with it: every argument that is a `pathlib.Path` naming a folder is
 packed (regular files and folders only, no links) into the task itself, unpacked on the worker and
@@ -38,10 +41,12 @@ import io
 import os
 import pickle
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
@@ -70,6 +75,7 @@ class DaskPool:
         self.address = address
         self.announce = announce if announce is not None else (lambda line: print(line, file=sys.stderr))
         self.client = self.cluster = None
+        self.run_id = uuid.uuid4().hex  # names this pool's grading processes on the workers
 
     def __enter__(self):
         import dask
@@ -90,6 +96,10 @@ class DaskPool:
 
     def __exit__(self, *exc):
         if self.client is not None:
+            try:
+                self.client.run(_close_grader, self.run_id)
+            except Exception:  # noqa: BLE001 - a worker that is gone has no grading process left
+                pass
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
@@ -157,8 +167,8 @@ class DaskPool:
                 else:
                     places[index] = None
         where = {"workers": workers, "allow_other_workers": False} if workers else {}
-        future = self.client.submit(_run_on_worker, function, args, places, key=f"grade-{name}-{uuid.uuid4().hex}",
-                                    pure=False, **where)
+        future = self.client.submit(_run_on_worker, self.run_id, function, args, places,
+                                    key=f"grade-{name}-{uuid.uuid4().hex}", pure=False, **where)
         return future, {"name": name, "function": function, "args": args, "attempt": attempt}
 
 
@@ -170,8 +180,8 @@ class _Raised:
         self.error = error
 
 
-def _run_on_worker(function, args, places):
-    """Unpack the task's folders, run `function(*args)` in a fresh process, pack what changed."""
+def _run_on_worker(run, function, args, places):
+    """Unpack the task's folders, run `function(*args)` in this run's grading process, pack what changed."""
     try:
         from distributed import get_worker
 
@@ -188,22 +198,91 @@ def _run_on_worker(function, args, places):
                 _unpack(packed, place)
             args[index] = place
             before[index] = _digest(place)
-        request, reply = scratch / "request.pickle", scratch / "reply.pickle"
-        request.write_bytes(pickle.dumps((function, tuple(args))))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the worker's imports
-        done = subprocess.run([sys.executable, "-m", "course.cluster", str(request), str(reply)], cwd=scratch,
-                              env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-                              preexec_fn=_die_with_parent)
-        if not reply.exists():
-            raise GradingProcessDied(f"exit status {done.returncode}: {(done.stderr or '').strip()[-2000:]}", worker)
-        outcome = pickle.loads(reply.read_bytes())
+        outcome = _grader(run).call(function, tuple(args), worker)
         folders = {index: (_pack(scratch / f"arg{index}") if (scratch / f"arg{index}").is_dir() else None)
                    for index in places if _digest(scratch / f"arg{index}") != before[index]}
         return outcome, folders
 
 
+_GRADERS = {}  # on a worker: (run id, thread) -> that run's grading process
+_GRADERS_LOCK = threading.Lock()
+
+
+def _grader(run):
+    key = (run, threading.get_ident())  # a worker with several threads grades several at a time
+    with _GRADERS_LOCK:
+        if key not in _GRADERS or not _GRADERS[key].alive():
+            _GRADERS[key] = _Grader()
+        return _GRADERS[key]
+
+
+def _close_grader(run):
+    """On every worker when the pool closes: its grading processes end (their scratch goes too)."""
+    with _GRADERS_LOCK:
+        graders = [_GRADERS.pop(key) for key in list(_GRADERS) if key[0] == run]
+    for grader in graders:
+        grader.close()
+
+
+class _Grader:
+    """A Python process (`python -m course.cluster`) that runs calls one at a time: a request and
+    its reply are pickles, each after its length, on the process's stdin and a copy of its stdout."""
+
+    def __init__(self):
+        self.scratch = tempfile.mkdtemp(prefix="minigrad-grader-")
+        self.log = open(Path(self.scratch) / "stderr", "w+b")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the worker's imports
+        self.process = subprocess.Popen([sys.executable, "-m", "course.cluster"], cwd=self.scratch, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                        preexec_fn=_die_with_parent)
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def call(self, function, args, worker):
+        try:
+            _send(self.process.stdin, pickle.dumps((function, args)))
+            return pickle.loads(_receive(self.process.stdout))
+        except (EOFError, OSError, ValueError):  # ValueError: closed meanwhile by _close_grader
+            status = self.process.wait()
+            stderr = Path(self.log.name).read_bytes().decode(errors="replace").strip()[-2000:] \
+                if Path(self.log.name).exists() else ""
+            self.close()
+            raise GradingProcessDied(f"exit status {status}: {stderr}", worker) from None
+
+    def close(self):
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=30)  # at the end of its input it exits, removing its scratch courses
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _send(stream, data):
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream):
+    header = stream.read(8)
+    if len(header) < 8:
+        raise EOFError("the grading process closed its output")
+    size, = struct.unpack("<Q", header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the grading process closed its output")
+    return data
+
+
 def _die_with_parent():
-    """In the task's process, before it runs: killed when the worker that started it dies (Linux),
+    """In the grading process, before it runs: killed when the worker that started it dies (Linux),
     so a lost worker's submission is not still being graded when it is tried again elsewhere."""
     if sys.platform.startswith("linux"):
         import ctypes
@@ -212,20 +291,26 @@ def _die_with_parent():
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _child(request, reply):
-    """The task's own process: run the pickled call, write the pickled outcome."""
-    function, args = pickle.loads(Path(request).read_bytes())
-    try:
-        outcome = function(*args)
-    except Exception as error:  # noqa: BLE001 - sent back to the client as the task's error
-        outcome = _Raised(error)
-    try:
-        data = pickle.dumps(outcome)
-    except Exception as error:  # noqa: BLE001
-        data = pickle.dumps(_Raised(RuntimeError(f"the task's result could not be sent back: {error!r}")))
-    partial = Path(reply).with_suffix(".partial")
-    partial.write_bytes(data)
-    partial.rename(reply)
+def _serve():
+    """The grading process: run each pickled call from stdin, reply with its pickled outcome. What
+    the calls print goes to stderr (fd 1 is pointed there), so it cannot corrupt the replies."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    while True:
+        try:
+            function, args = pickle.loads(_receive(requests))
+        except EOFError:
+            return
+        try:
+            outcome = function(*args)
+        except Exception as error:  # noqa: BLE001 - sent back to the client as the task's error
+            outcome = _Raised(error)
+        try:
+            data = pickle.dumps(outcome)
+        except Exception as error:  # noqa: BLE001
+            data = pickle.dumps(_Raised(RuntimeError(f"the task's result could not be sent back: {error!r}")))
+        _send(replies, data)
 
 
 # --------------------------------------------------------------------------- folders as bytes
@@ -275,6 +360,6 @@ def broken(error):
 
 
 if __name__ == "__main__":
-    from course.cluster import _child as child  # not __main__'s copy: the outcome's classes must unpickle
+    from course.cluster import _serve as serve  # not __main__'s copy: the outcome's classes must unpickle
 
-    child(*sys.argv[1:3])
+    serve()
