@@ -4,97 +4,65 @@ The public repository is a textbook with solutions: `minigrad/` implements every
 graded offering, students get `<chapter>/` instead: the released notebook, and beside it a
 `minigrad/` in which every graded function of this chapter and of the later ones is a stub (the
 notebook imports it, since a kernel puts the notebook's folder first on `sys.path`). Earlier
-chapters' functions stay real: chapter 3 builds on a working backward pass.
+chapters' functions stay as they are: chapter 3 builds on a working backward pass.
 
-A stub keeps its signature and docstring; its body asks `minigrad._exercises.exercise`, which
-calls the student's own function of the same graded name when the notebook has defined one (so
-the library runs on the student's answers: `Tensor.backward` uses their `backward`, `mg.draw`
-their `topological_sort`), and otherwise raises NotImplementedError naming the exercise. Private
-helpers of the module that a graded function calls (`_propagate` behind `backward`) are emptied
-too, since they hold the answer. Classes keep `__init__` and `__repr__`; their other methods are
-stubs. Which library objects are graded comes from `tests/chapters/<chapter>/library.json`.
+A stub keeps its signature and docstring; its body asks `minigrad._exercises.exercise` (the
+module `course/bundle_runtime.py`) what to run: for this chapter's exercises, the student's own
+function of the same graded name once the notebook defines it (so the library runs on the
+student's answers: `Tensor.backward` uses their `backward`, `mg.draw` their `topological_sort`),
+otherwise a NotImplementedError naming the exercise; for everything else the reference
+implementation, shipped compressed so that reading the library does not show the answer. The
+private helpers a graded function calls (`_propagate` behind `backward`) hold the answer too:
+their source is hidden the same way, and they always run the reference, so other library
+functions that share them (`rk4_solve` beside `euler_solve`) keep working. Classes keep `__init__`
+and `__repr__`; their other methods are stubs. Which library objects are graded comes from
+`tests/chapters/<chapter>/library.json`.
 
-Grading never uses the bundle: the grader's judge and sandbox import the full library.
+`minigrad-course mine` builds the same copy with every chapter's exercises stubbed and the
+student's answers from all their notebooks behind the stubs (course/mine.py). Grading never uses
+either: the grader's judge and sandbox import the full library.
 """
 
 import ast
+import base64
+import copy
 import importlib
 import inspect
 import shutil
 import sys
+import textwrap
 import types
+import zlib
 from pathlib import Path
 
-from .pipeline import COURSE, PipelineError
+from .pipeline import COURSE, PipelineError, answer_cells, graded_name_of, nbgrader_metadata, written_answers
 
-EXERCISES_MODULE = '''"""Stubs of the exercises in this student copy of minigrad (made by `minigrad-course release --bundle`)."""
-
-import inspect
-import sys
-
-_running = set()
-
-
-def exercise(name, chapter):
-    """A stand-in for the library's version of the exercise `name`: the student's function of that
-    name in the notebook when there is one, otherwise NotImplementedError."""
-
-    def stub(*args, **kwargs):
-        student = getattr(sys.modules.get("__main__"), name, None)
-        if callable(student) and not getattr(student, "_minigrad_exercise", False) and name not in _running:
-            _running.add(name)
-            try:
-                positional, keywords = _adapted(student, args, kwargs)
-                return student(*positional, **keywords)
-            finally:
-                _running.discard(name)
-        raise NotImplementedError(
-            f"{name} is an exercise of {chapter}: this copy of minigrad leaves it to you. "
-            f"Define {name} in the notebook (its answer cell) and the library will use yours."
-        )
-
-    stub._minigrad_exercise = True
-    stub.__name__ = stub.__qualname__ = name
-    return stub
-
-
-def _adapted(function, args, kwargs):
-    """The arguments `function` takes: the library may pass more (defaults) than the exercise asks for."""
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
-        return args, kwargs
-    if not any(p.kind is p.VAR_POSITIONAL for p in parameters):
-        args = args[: sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)]
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-        kwargs = {k: v for k, v in kwargs.items() if k in {p.name for p in parameters}}
-    return args, kwargs
-'''
+RUNTIME = Path(__file__).with_name("bundle_runtime.py")  # becomes minigrad/_exercises.py in a bundle
 
 _KEPT_METHODS = {"__init__", "__repr__", "__slots__"}
 
 
 def graded_objects(chapters, course=COURSE):
-    """[(graded name, chapter, library object)] for `chapters`, from their library.json."""
+    """[(graded name, chapter, library object, its attribute path)] for `chapters`, from their library.json."""
     found = []
     for chapter in chapters:
         for name, spec in course.library(chapter).items():
             module, _, path = spec.partition(":")
-            target = importlib.import_module(module)
-            for part in path.split("."):
-                target = getattr(target, part)
-            found.append((name, chapter, target))
+            found.append((name, chapter, _resolve(importlib.import_module(module), path), path))
     return found
+
+
+def _resolve(target, path):
+    for part in path.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def make_bundle(chapter, dest, course=COURSE, library=None):
     """Write the student bundle of `chapter` into `dest/<chapter>/`; returns that folder."""
-    # Later chapters are those with a library.json too (their sources need not be in this course).
-    listed = {p.parent.name for p in Path(course.corpus).glob("*/library.json")}
-    chapters = sorted(set(course.chapters()) | listed)
+    chapters = course_chapters(course)
     if chapter not in chapters:
         raise PipelineError(f"no chapter {chapter!r}; chapters: {chapters}")
-    library = Path(library or Path(importlib.import_module("minigrad").__file__).parent)
     folder = Path(dest) / chapter
     if folder.exists():
         shutil.rmtree(folder)
@@ -102,51 +70,103 @@ def make_bundle(chapter, dest, course=COURSE, library=None):
     if not release.is_dir():
         raise PipelineError(f"{release} is missing: run `minigrad-course release {chapter}` first")
     shutil.copytree(release, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    package = folder / "minigrad"
-    shutil.copytree(library, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (package / "_exercises.py").write_text(EXERCISES_MODULE)
-    graded = graded_objects(chapters[chapters.index(chapter):], course)
-    edits = {}
-    for name, owner, target in graded:
-        path, stubs = _stub_edits(name, owner, target)
-        edits.setdefault(path, []).extend(stubs)
-    for path, changes in edits.items():
-        relative = Path(path).resolve().relative_to(library.resolve())
-        _apply(package / relative, changes, relative)
+    graded = stub_library(folder / "minigrad", chapters[chapters.index(chapter):], chapter, course, library)
     (folder / "README.txt").write_text(_readme(chapter, graded))
     return folder
 
 
+def course_chapters(course=COURSE):
+    """Every chapter: those with a solution, and those with a library.json (a later chapter's
+    exercises are stubbed even where this course has only some chapters' sources)."""
+    listed = {p.parent.name for p in Path(course.corpus).glob("*/library.json")}
+    return sorted(set(course.chapters()) | listed)
+
+
+def stub_library(package, chapters, chapter, course=COURSE, library=None, mine=False):
+    """Copy minigrad into `package` with the exercises of `chapters` made stubs; `chapter` is the
+    one whose exercises the notebook answers. Returns graded_objects(chapters)."""
+    library = Path(library or Path(importlib.import_module("minigrad").__file__).parent)
+    shutil.copytree(library, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    graded = graded_objects(chapters, course)
+    edits, stubs = {}, {}
+    for name, owner, target, attribute in graded:
+        path, changes, entries = _stub_edits(name, owner, target, attribute, library)
+        edits.setdefault(path, []).extend(changes)
+        stubs.update(entries)
+    for path, changes in edits.items():
+        relative = Path(path).resolve().relative_to(library.resolve())
+        _apply(package / relative, changes, relative)
+    settings = f"\n\nCHAPTER = running_chapter = {chapter!r}\nMINE = {mine!r}\nSTUBS.update({stubs!r})\n"
+    (package / "_exercises.py").write_text(RUNTIME.read_text() + settings)
+    return graded
+
+
 # --------------------------------------------------------------------------- source surgery
-def _stub_edits(name, chapter, target):
-    """(source file, [(start, end, replacement)]) that turn `target` into a stub."""
-    call = f'_exercise({name!r}, {chapter!r})'
+def _stub_edits(name, chapter, target, attribute, library):
+    """(source file, [(start, end, replacement)], {stub key: its STUBS entry}) that turn `target`
+    into a stub: its body calls `_exercise(key)`, and its source goes into the entry, packed."""
     if isinstance(target, type):
         path = inspect.getsourcefile(target)
         tree, lines = _parse(path)
+        module = _module_name(path, library)
         node = _find(tree, ast.ClassDef, target.__name__, inspect.getsourcelines(target)[1])
         methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and m.name not in _KEPT_METHODS]
-        return path, [_body_edit(m, lines, f'{_exercise_qualified(name, m.name, chapter)}') for m in methods]
+        edits, entries = [], {}
+        for method in methods:
+            key = f"{name}.{method.name}"
+            edits.append(_body_edit(method, lines, key))
+            entries[key] = (name, chapter, module, f"{target.__name__}.{method.name}", "method",
+                            _pack(_source(lines, method)))
+        return path, edits, entries
     function = getattr(target, "py_func", getattr(target, "__func__", target))  # numba: the Python source
     if not isinstance(function, types.FunctionType):
         raise PipelineError(f"{name}: cannot make a stub of {target!r} (a function, lambda or class is needed)")
     path = function.__code__.co_filename
     tree, lines = _parse(path)
+    module = _module_name(path, library)
     if function.__name__ == "<lambda>":
         node = _find_lambda(tree, function)
-        params = _forwarded(node.args)
         start, end = _span(lines, node.body)
-        return path, [(start, end, f"{call}({params})")]
+        if _resolve(importlib.import_module(module), attribute) is not target:
+            raise PipelineError(f"{name}: the lambda {attribute} must be defined in {module}, where it lives")
+        whole = _span(lines, node)
+        entry = (name, chapter, module, attribute, "lambda", _pack("".join(lines)[whole[0]:whole[1]]))
+        return path, [(start, end, f"_exercise({name!r})({_forwarded(node.args)})")], {name: entry}
     node = _find(tree, (ast.FunctionDef, ast.AsyncFunctionDef), function.__name__, function.__code__.co_firstlineno)
-    edits = [_body_edit(node, lines, call)]
+    compiled = function is not target and hasattr(target, "py_func")  # numba's: the stub runs as plain Python
+    edits = [_body_edit(node, lines, name)]
+    if compiled:
+        edits.append(_decorators_removed(node, lines))
+    entries = {name: (name, chapter, module, function.__name__, "function",
+                      _pack(_source(lines, node, decorators=compiled)))}
     for helper in _private_helpers(tree, node):
-        edits.append(_body_edit(helper, lines, f"_exercise({f'{helper.name} (part of {name})'!r}, {chapter!r})"))
-    return path, edits
+        key = f"{module}:{helper.name}"
+        edits.append(_body_edit(helper, lines, key))
+        entries[key] = (None, chapter, module, helper.name, "function", _pack(_source(lines, helper)))
+    return path, edits, entries
 
 
-def _exercise_qualified(name, method, chapter):
-    return f'_exercise("{name}.{method}", {chapter!r})'
+def _module_name(path, library):
+    relative = Path(path).resolve().relative_to(Path(library).resolve().parent).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts)
+
+
+def _source(lines, node, decorators=False):
+    """The definition's source, dedented (with its decorators when `decorators`)."""
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) if decorators else node.lineno
+    return textwrap.dedent("".join(lines[first - 1: node.end_lineno]))
+
+
+def _pack(source):
+    """The source compressed: the stub's reference runs it, a reader of the library does not see it."""
+    return base64.b64encode(zlib.compress(source.encode(), 9)).decode()
+
+
+def _decorators_removed(node, lines):
+    start = _offset(lines, min(d.lineno for d in node.decorator_list), 0)
+    return start, _offset(lines, node.lineno, 0), ""
 
 
 def _parse(path):
@@ -200,14 +220,14 @@ def _forwarded(args):
     return ", ".join(parts)
 
 
-def _body_edit(node, lines, call):
-    """Replace a function's body (its docstring stays) by a call of the stub with its arguments."""
+def _body_edit(node, lines, key):
+    """Replace a function's body (its docstring stays) by a call of the stub `key` with its arguments."""
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
             and isinstance(body[0].value.value, str):
         body = body[1:]
     indent = " " * (node.col_offset + 4)
-    statement = f"return {call}({_forwarded(node.args)})"
+    statement = f"return _exercise({key!r})({_forwarded(node.args)})"
     if not body:  # only a docstring: the stub goes after it
         end = _offset(lines, node.end_lineno, node.end_col_offset)
         return end, end, f"\n{indent}{statement}"
@@ -256,9 +276,44 @@ def _add_import(text, module):
     return "".join(lines[:line]) + ("\n" if line else "") + statement + "".join(lines[line:])
 
 
+# --------------------------------------------------------------------------- running a bundle
+def answered(nb, answers):
+    """A copy of `nb` whose answer cells (code or written) named in `answers` ({grade id: source})
+    hold those sources."""
+    filled = copy.deepcopy(nb)
+    for name, cell in {**answer_cells(filled), **written_answers(filled)}.items():
+        if name in answers:
+            cell.source = answers[name]
+    return filled
+
+
+def run_notebook(nb, folder, timeout=600):
+    """`nb` executed top to bottom in a fresh kernel whose working folder is `folder` (so it imports
+    the bundle's minigrad), going on after a failing cell as if Run All did not stop there."""
+    from nbclient import NotebookClient
+
+    executed = copy.deepcopy(nb)
+    NotebookClient(executed, timeout=timeout, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return executed
+
+
+def failed_cells(nb, names):
+    """[(cell index, grade id or "", the graded name among `names` it tests or None, error line)]
+    for every cell of an executed notebook that raised."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            grade_id = nbgrader_metadata(cell).get("grade_id", "")
+            owner = graded_name_of(grade_id, names) if grade_id.startswith("test_") else None
+            found.append((index, grade_id, owner, f"{errors[0]['ename']}: {errors[0]['evalue']}"))
+    return found
+
+
 def _readme(chapter, graded):
-    names = sorted({name for name, owner, _ in graded if owner == chapter})
-    later = sorted({name for name, owner, _ in graded if owner != chapter})
+    names = sorted({name for name, owner, *_ in graded if owner == chapter})
+    later = sorted({name for name, owner, *_ in graded if owner != chapter})
     return (
         f"minigrad course, {chapter}\n\n"
         f"Open {chapter}.ipynb in JupyterLab (pip install numpy matplotlib tqdm graphviz jupyterlab nbgrader).\n"

@@ -6,6 +6,7 @@
     minigrad-course grades [CHAPTER ...] [--csv FILE]      CSV export and a per-exercise summary
     minigrad-course validate NOTEBOOK ... [--json]         what a student's Validate button does, cell by cell
     minigrad-course strength [CHAPTER ...]                 how many wrong answers each chapter catches
+    minigrad-course mine [CHAPTER ...] [--notebooks DIR]    a student's answers as their own minigrad, run on later chapters
 
 Everything runs on nbgrader itself (course/nbgrader_config.py); see course/README.md.
 """
@@ -83,6 +84,16 @@ def _parser():
     strength.add_argument("chapters", nargs="*", help="chapters (default: all)")
     strength.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     strength.set_defaults(run=_strength)
+
+    mine = commands.add_parser("mine", help="run later chapters on a minigrad made of your own answers")
+    mine.add_argument("chapters", nargs="*", help="the chapters whose answers to use (default: all); the run "
+                                                  "starts at the first of them and goes to the last chapter")
+    mine.add_argument("--notebooks", type=Path, help="your answered notebooks, <DIR>/<chapter>/<chapter>.ipynb "
+                                                     "(default: the course's notebooks/)")
+    mine.add_argument("--quick", action="store_true", help="only the notebooks' exercises and visible tests, "
+                                                           "not their demonstrations")
+    mine.add_argument("--keep", type=Path, metavar="DIR", help="where to leave your minigrad (default: a temporary folder)")
+    mine.set_defaults(run=_mine)
     return parser
 
 
@@ -258,6 +269,19 @@ def _strength(args):
         if report.escaped:
             print(f"{chapter}: wrong answers that scored full marks: {', '.join(report.escaped)}")
     print(table(("chapter", "wrong answers", "lose points", "solution", "stub", "library"), rows))
+
+
+# --------------------------------------------------------------------------- mine
+def _mine(args):
+    from .mine import mine
+
+    course = _course(args)
+    runs = mine(args.notebooks or course.notebooks, args.chapters or None, course, quick=args.quick, keep=args.keep,
+                progress=lambda text: print(text, flush=True))
+    failed = [run.chapter for run in runs if run.failures]
+    print(f"{len(runs) - len(failed)} chapters ran clean on your minigrad" +
+          (f"; cells failed in {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ CONFIG = COURSE_DIR / "nbgrader_config.py"
 # Files nbgrader itself never copies into a release (CourseDirectory.ignore's defaults).
 IGNORED = (".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback")
 WRONG_SEPARATOR = "--"
+BUNDLE_EXCEPTIONS = "bundle exceptions"  # library.json's key for them: no graded name has a space
 
 
 class PipelineError(RuntimeError):
@@ -73,6 +74,25 @@ class Course:
 
     def library(self, chapter):
         """{graded name: "module:attribute.path"} from the chapter's library.json ({} when absent)."""
+        entries = self._library_json(chapter)
+        entries.pop(BUNDLE_EXCEPTIONS, None)
+        path = self.corpus / chapter / "library.json"
+        if not all(isinstance(v, str) and ":" in v for v in entries.values()):
+            raise PipelineError(f'{path}: expected {{"graded name": "module:attribute.path", ...}}, got {entries!r}')
+        return entries
+
+    def bundle_exceptions(self, chapter):
+        """{graded name: {"cells": [grade ids], "reason": why}}: the test cells of other exercises that a
+        wrong answer to that graded function deliberately fails too (library.json's "bundle exceptions")."""
+        exceptions = self._library_json(chapter).get(BUNDLE_EXCEPTIONS, {})
+        path = self.corpus / chapter / "library.json"
+        if not all(isinstance(e, dict) and isinstance(e.get("cells"), list) and e.get("reason")
+                   for e in exceptions.values()):
+            raise PipelineError(f'{path}: "{BUNDLE_EXCEPTIONS}" maps a graded name to {{"cells": [...], '
+                                f'"reason": "..."}}, got {exceptions!r}')
+        return exceptions
+
+    def _library_json(self, chapter):
         path = self.corpus / chapter / "library.json"
         if not path.exists():
             return {}
@@ -80,7 +100,7 @@ class Course:
             entries = json.loads(path.read_text())
         except json.JSONDecodeError as error:
             raise PipelineError(f"{path}: not valid JSON: {error}") from None
-        if not isinstance(entries, dict) or not all(isinstance(v, str) and ":" in v for v in entries.values()):
+        if not isinstance(entries, dict):
             raise PipelineError(f'{path}: expected {{"graded name": "module:attribute.path", ...}}, got {entries!r}')
         return entries
 
