@@ -12,7 +12,8 @@ must show:
       of their answer cells, pass their functions' tests (solutions and minigrad/ agree);
   (e) each wrong answer in tests/chapters/<chapter>/wrong/ loses points, and every honest
       submission gets, cell by cell, the verdict its notebook gets in the student's own process
-      (Validate: drivers and checkers one after the other), though hostile notebooks share its class;
+      (Validate: drivers and checkers one after the other; the first wrong answer of each exercise),
+      though hostile notebooks share its class;
   (f) every cheat of the common corpus (tests/cheats/common/, applied to the student notebook)
       scores zero, the stub's score, on every cell, and the class still finishes.
 (d) and (e) grade the trimmed notebook (nbgrader cells only), which also proves that tests do not
@@ -23,6 +24,7 @@ The fast tests at the end check the chapter conventions the pipeline relies on.
 """
 
 import ast
+import concurrent.futures
 import copy
 import filecmp
 import hashlib
@@ -156,16 +158,29 @@ def _grade_chapter(course, chapter, scratch):
     folders = {name: write_submission(scratch / "submitted" / name / chapter, chapter, nb, files.get(name))
                for name, nb in submissions.items()}
     before = _digests(course.root / "solutions" / chapter, root / "solutions" / chapter)
-    results = grade_class(Settings(chapter, root=root, workers=2), folders)
+    with concurrent.futures.ThreadPoolExecutor(1) as beside:  # a subprocess: it overlaps the class
+        local = beside.submit(local_verdicts, {name: trimmed_notebook(submissions[name])
+                                               for name in _validated(course, chapter, submissions)})
+        results = grade_class(Settings(chapter, root=root, workers=2), folders)
     if _digests(course.root / "solutions" / chapter, root / "solutions" / chapter) != before:
         raise PipelineError("the chapter's solution notebooks changed while its class was graded")
     students = _gradebook_students(root, chapter)
     if students != set(folders):
         raise PipelineError(f"the gradebook holds {sorted(students ^ set(folders))} beyond or short of the class")
     release = generate_release(chapter, scratch / "release", course)
-    honest = {name: trimmed_notebook(nb) for name, nb in submissions.items()
-              if name in ("library", "answered", "slow_experiment") or name.startswith("wrong.")}
-    return {name: _graded(result) for name, result in results.items()}, release, local_verdicts(honest)
+    return {name: _graded(result) for name, result in results.items()}, release, local.result()
+
+
+def _validated(course, chapter, submissions):
+    """The honest submissions whose verdicts in their own process (Validate) the grader's must equal:
+    the answered notebook, the library's answers, the slow experiment, and the first wrong answer of
+    each graded function. Every wrong answer is judged; its own-process run is a second, slower
+    execution, so one per exercise samples the agreement (the student bundle's tests check Validate
+    against the grader for every exercise too)."""
+    first = {}
+    for variant, (name, _) in sorted(course.wrong_answers(chapter).items()):
+        first.setdefault(name, f"wrong.{variant}")
+    return [name for name in submissions if name in ("library", "answered", "slow_experiment", *first.values())]
 
 
 def _digests(*folders):
@@ -319,7 +334,7 @@ def test_wrong_answer_loses_points(course, chapter, variant, graded, record_prop
 @pytest.mark.slow
 @pytest.mark.parametrize("course, chapter", _chapter_cases())
 def test_grader_and_validate_agree(course, chapter, graded):
-    """Each honest submission passes exactly the cells in the grader that it passes in its own process."""
+    """Each sampled honest submission (`_validated`) passes exactly the cells in the grader that it passes in its own process."""
     results, _, local = graded(course, chapter)
     differ = []
     for name, verdicts in local.items():
