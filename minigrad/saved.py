@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from .grad_mode import state
+from .grad_mode import add_record_hook, remove_record_hook
 
 
 def buffer_of(array):
@@ -71,21 +71,18 @@ class track_saved_bytes:
         self.history = []
         self._watched = {}  # id(tensor) -> (weak reference, id(buffer))
         self._buffers = {}  # id(buffer) -> [bytes, how many watched tensors hold it]
-        self._outer = None
+        self._hook = self._on_record  # one bound method: remove_record_hook finds the hook by identity
 
     def __enter__(self):
-        self._outer = state.record_hook
-        state.record_hook = self._on_record
+        add_record_hook(self._hook)
         return self
 
     def __exit__(self, *exc):
-        state.record_hook = self._outer
+        remove_record_hook(self._hook)
         self._watched = {}  # dropping the weak references also drops their callbacks
         return False
 
     def _on_record(self, node):
-        if self._outer is not None:
-            self._outer(node)
         for tensor in node.inputs:
             if tensor.node is not None and id(tensor) not in self._watched:
                 self._watch(tensor)
