@@ -19,10 +19,10 @@ answer). The same submissions are graded four ways, one after the other in this 
   local Dask cluster of two worker processes (started and stopped inside the timing).
 
 Our contenders' seconds include everything the command does: `prepare` (the chapter generated
-into a template course and registered in the gradebook), `preflight` (the chapter's own solution
-graded through the judge first, alone: a chapter that cannot be judged is refused), `cluster`
-(starting and stopping the Dask cluster), the `class` and the `merge` into the gradebook; each
-line gives those phases (`phases`, seconds).
+into a template course and registered in the gradebook), `cluster` (starting and stopping the
+Dask cluster), the `class` (the chapter's own solution graded through the judge as its first
+task, beside the students': a chapter that cannot be judged is refused) and the `merge` into the
+gradebook; each line gives those phases (`phases`, seconds).
 
 Lines (JSON): `machine` (CPU model, load average before the run, ...), one line per contender
 with wall seconds, `submissions_per_minute` and `throughput_ratio` = nbgrader's seconds / the
@@ -56,9 +56,8 @@ from course.pipeline import COURSE, NbgraderCourse, read_notebook, replace_answe
 CHAPTER = "ch02_backprop"
 CONTENDERS = [("pool", 1, None), ("pool", 2, None), ("dask", 2, "local:2")]  # (tool, workers, --cluster)
 # grade_class's phases, timed where it calls them (module globals, looked up by name at each call)
-PHASES = [(autograde, "prepare", "prepare"), (autograde, "check_judgeable", "preflight"),
-          (autograde, "merge_into_gradebook", "merge"), (cluster_module.DaskPool, "__enter__", "cluster"),
-          (cluster_module.DaskPool, "__exit__", "cluster")]
+PHASES = [(autograde, "prepare", "prepare"), (autograde, "merge_into_gradebook", "merge"),
+          (cluster_module.DaskPool, "__enter__", "cluster"), (cluster_module.DaskPool, "__exit__", "cluster")]
 
 
 def class_of(count):
@@ -117,7 +116,7 @@ def ours(submissions, scratch, workers, cluster, cell_timeout, phases):
     start = time.perf_counter()
     results = autograde.grade_class(settings, folders)
     seconds = time.perf_counter() - start
-    split = {name: phases.get(name, 0.0) for name in ("prepare", "preflight", "cluster", "merge")}
+    split = {name: phases.get(name, 0.0) for name in ("prepare", "cluster", "merge")}
     split["class"] = seconds - sum(split.values())
     return seconds, {s: r.score for s, r in results.items()}, {k: round(v, 2) for k, v in split.items()}
 
@@ -159,8 +158,8 @@ def throughput(record, count, peer_seconds):
 
 def summary(records, count):
     """Each contender's ratio to nbgrader, and what the cluster costs per submission beyond the
-    2-worker pool (same parallelism; the class phases compared, set-up, preflight and the
-    cluster's start apart)."""
+    2-worker pool (same parallelism; the class phases compared, set-up and the cluster's start
+    and stop apart)."""
     pool, dask = records["pool-2"], records["dask-2"]
     return {"benchmark": "summary", "ratios": {name: r["throughput_ratio"] for name, r in records.items()},
             "all_agree": all(r.get("agree", True) for r in records.values()),
