@@ -7,6 +7,7 @@ copy of chapter 1 checks release --bundle.
 """
 
 import csv
+import importlib
 import inspect
 import re
 import shutil
@@ -171,6 +172,10 @@ def test_release_bundle_ships_no_answers(tmp_path):
     shipped = (bundle / "minigrad" / "graph.py").read_text()
     leaked = [line for line in answer.splitlines() if len(line.strip()) > 20 and line in shipped]
     assert not leaked, f"the bundle's graph.py still holds the answer: {leaked[:3]}"
+    propagate = inspect.getsource(importlib.import_module("minigrad.autograd")._propagate)
+    shipped = (bundle / "minigrad" / "autograd.py").read_text()
+    leaked = [line for line in propagate.split('"""')[-1].splitlines() if len(line.strip()) > 20 and line in shipped]
+    assert not leaked, f"the bundle's autograd.py holds chapter 2's answer: {leaked[:3]}"
     check = textwrap.dedent("""
         import sys
         import minigrad as mg
@@ -184,12 +189,12 @@ def test_release_bundle_ships_no_answers(tmp_path):
         else:
             raise AssertionError("the bundle's topological_sort is not a stub")
         from minigrad import autograd
-        try:
-            autograd.backward(y)  # chapter 2's exercise: a stub in chapter 1's bundle too
+        try:  # chapter 2's backward runs the reference, which walks the graph with the student's sort
+            autograd.backward(y)
         except NotImplementedError as error:
-            assert "backward is an exercise of ch02_backprop" in str(error), error
+            assert "not implemented yet: topological_sort" in str(error), error
         else:
-            raise AssertionError("the bundle's backward is not a stub")
+            raise AssertionError("backward ran without the student's topological_sort")
         def topological_sort(output):  # the student's answer, as the notebook would define it
             order, seen = [], set()
             def visit(t):
@@ -202,6 +207,8 @@ def test_release_bundle_ships_no_answers(tmp_path):
             return order
         order = mg.topological_sort(y)  # the library runs the student's function
         assert order[-1] is y and len(order) == 3, order  # x, x * x, y
+        autograd.backward(y)  # now on the student's sort: dy/dx = 2x + 1
+        assert x.grad.item() == 5.0, x.grad
         print("bundle ok")
     """)
     done = subprocess.run([sys.executable, "-c", check, str(bundle)], cwd=bundle, capture_output=True, text=True,
