@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from grading_helpers import course_copy, write_submission
 
+from course.autograde import PREFLIGHT
 from course.pipeline import read_notebook, replace_answer, trimmed_notebook
 
 try:
@@ -146,8 +147,10 @@ def local(course, tmp_path_factory):
 
 
 def students_on(client):
-    """{worker address: students whose grading task the scheduler has given it}."""
-    return {worker: [m.group(1) for key in keys if (m := re.match(r"grade-(.+)-[0-9a-f]{32}$", str(key)))]
+    """{worker address: students whose grading task the scheduler has given it} (the chapter's own
+    solution, graded as the class's first task, is no student)."""
+    return {worker: [m.group(1) for key in keys if (m := re.match(r"grade-(.+)-[0-9a-f]{32}$", str(key)))
+                     and m.group(1) != PREFLIGHT]
             for worker, keys in client.processing().items()}
 
 
