@@ -316,6 +316,7 @@ def prepare(settings, scratch):
     in the background, the course's gradebook updated with the chapter's cells (needed only when
     the grades are merged). Returns (the template's root, the background process)."""
     chapter = settings.chapter
+    _alembic_head_in_process()
     template = NbgraderCourse.scratch(Path(scratch) / "template", [chapter], _course(settings))
     registrar = NbgraderCourse.scratch(Path(scratch) / "registrar", [chapter], _course(settings))
     _create_gradebook(settings.gradebook)
@@ -329,6 +330,23 @@ def prepare(settings, scratch):
         raise PipelineError(f"nbgrader generate_assignment {chapter} failed:\n{outcome.get('error') or outcome.get('log')}")
     shutil.rmtree(template.root / "notebooks", ignore_errors=True)
     return template.root, background
+
+
+def _alembic_head_in_process():
+    """nbgrader stamps each new gradebook with its schema's head revision, which it asks of the
+    `alembic` script: a new Python each time (about 1.5 CPU-seconds, two per class). Alembic's own
+    API reads the same head from nbgrader's migrations here, once."""
+    import functools
+
+    import nbgrader
+    import nbgrader.api
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    if not hasattr(nbgrader.api.get_alembic_version, "cache_info"):
+        config = Config()
+        config.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+        nbgrader.api.get_alembic_version = functools.cache(lambda: ScriptDirectory.from_config(config).get_current_head())
 
 
 def _create_gradebook(url):
