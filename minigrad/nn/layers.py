@@ -195,10 +195,10 @@ class Embedding(Module):
                 "function closes over), or run the function without jit.compile.",
             )
         idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
-        if idx.dtype.kind == "f" and np.all(np.isfinite(idx)) and np.array_equal(idx, np.round(idx)):
-            idx = idx.astype(np.int64)  # mg.tensor([3, 4]) holds whole numbers as floats
-        if idx.dtype.kind not in "iu":
-            raise DtypeError(f"Embedding: indices must be integers, got dtype {idx.dtype} (values such as {idx.ravel()[:3].tolist()})")
+        if idx.dtype.kind not in "iu":  # as in PyTorch: float indices are a mistake, never rounded
+            raise DtypeError(f"Embedding: indices must be integers, got dtype {idx.dtype} (values such as "
+                             f"{idx.ravel()[:3].tolist()}); mg.tensor([3, 4]) of Python ints is int64, "
+                             "mg.Tensor(...) is always float")
         n = self.weight.shape[0]
         bad = np.flatnonzero((idx < 0) | (idx >= n))
         if bad.size:
