@@ -89,8 +89,9 @@ def stub_library(package, chapters, chapter, course=COURSE, library=None, mine=F
     shutil.copytree(library, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     graded = graded_objects(chapters, course)
     edits, stubs = {}, {}
+    graded_classes = {target.__name__ for _, _, target, _ in graded if isinstance(target, type)}
     for name, owner, target, attribute in graded:
-        path, changes, entries = _stub_edits(name, owner, target, attribute, library)
+        path, changes, entries = _stub_edits(name, owner, target, attribute, library, graded_classes)
         edits.setdefault(path, []).extend(changes)
         stubs.update(entries)
     for path, changes in edits.items():
@@ -102,7 +103,7 @@ def stub_library(package, chapters, chapter, course=COURSE, library=None, mine=F
 
 
 # --------------------------------------------------------------------------- source surgery
-def _stub_edits(name, chapter, target, attribute, library):
+def _stub_edits(name, chapter, target, attribute, library, graded_classes=frozenset()):
     """(source file, [(start, end, replacement)], {stub key: its STUBS entry}) that turn `target`
     into a stub: its body calls `_exercise(key)`, and its source goes into the entry, packed."""
     if isinstance(target, type):
@@ -140,11 +141,27 @@ def _stub_edits(name, chapter, target, attribute, library):
         edits.append(_decorators_removed(node, lines))
     entries = {name: (name, chapter, module, function.__name__, "function",
                       _pack(_source(lines, node, decorators=compiled)))}
-    for helper in _private_helpers(tree, node):
+    classes = [c for c in _helper_classes(tree, node) if c.name not in graded_classes]  # those are stubs already
+    methods = [(f"{klass.name}.{m.name}", m) for klass in classes for m in klass.body
+               if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in _KEPT_METHODS]
+    for helper in _private_helpers(tree, node, *(m for _, m in methods)):
         key = f"{module}:{helper.name}"
         edits.append(_body_edit(helper, lines, key))
         entries[key] = (None, chapter, module, helper.name, "function", _pack(_source(lines, helper)))
+    for attribute_path, method in methods:
+        key = f"{module}:{attribute_path}"
+        edits.append(_body_edit(method, lines, key))
+        entries[key] = (None, chapter, module, attribute_path, "method", _pack(_source(lines, method)))
     return path, edits, entries
+
+
+def _helper_classes(tree, function):
+    """Module-level classes the graded function's own body uses (chapter 6's `Checkpoint`, the
+    `minigrad.Function` that *is* the answer of `checkpoint`): their methods hold the answer too.
+    Classes reached only through those (`RandomState`) are tools the chapter teaches, left readable."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    return [classes[name] for name in sorted(used & classes.keys())]
 
 
 def _module_name(path, library):
@@ -196,11 +213,11 @@ def _find_lambda(tree, function):
     raise PipelineError(f"cannot find the lambda of line {code.co_firstlineno} in {code.co_filename}")
 
 
-def _private_helpers(tree, function):
-    """Module-level private functions `function` calls, directly or through one another."""
+def _private_helpers(tree, *functions):
+    """Module-level private functions `functions` call, directly or through one another."""
     private = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                and n.name.startswith("_") and not n.name.startswith("__")}
-    found, stack = {}, [function]
+    found, stack = {}, list(functions)
     while stack:
         for node in ast.walk(stack.pop()):
             if isinstance(node, ast.Name) and node.id in private and node.id not in found:

@@ -22,6 +22,7 @@ from grading_helpers import course_copy, write_submission
 
 from course.feedback import leaked_lines
 from course.pipeline import (
+    COURSE,
     REPOSITORY,
     read_notebook,
     replace_answer,
@@ -132,6 +133,70 @@ def test_grades_csv_and_exercise_summary(ch02_class, tmp_path):
     assert float(rows["bob"]["score"]) == 0
     for exercise in ("mul_vjp", "tanh_vjp", "sum_vjp", "matmul_vjp", "unbroadcast", "backward"):
         assert re.search(rf"{CH02}\s+{exercise}\s+\d+%", done.stdout), f"no summary line for {exercise}:\n{done.stdout}"
+
+
+@pytest.mark.parametrize("chapter", [c for c in COURSE.chapters() if COURSE.library(c)])
+def test_bundles_show_no_answer_body(chapter, tmp_path):
+    """In a chapter's bundle, every definition that holds an answer has only its docstring and the
+    stub's one call left: the graded functions, the private functions they call (through one
+    another), the methods of the classes their own bodies use (ch06's Checkpoint) and of graded
+    classes (but __init__ and __repr__)."""
+    import ast
+
+    from course.bundle import graded_objects, make_bundle
+
+    package = make_bundle(chapter, tmp_path) / "minigrad"
+    library = Path(inspect.getfile(importlib.import_module("minigrad"))).parent
+    shown = []
+    for name, _, target, _ in graded_objects([chapter]):
+        function = getattr(target, "py_func", getattr(target, "__func__", target))
+        if getattr(function, "__name__", "") == "<lambda>":
+            continue
+        relative = Path(inspect.getsourcefile(function)).relative_to(library)
+        original, bundled = (ast.parse((root / relative).read_text()) for root in (library, package))
+        for qualname in _answer_definitions(original, function):
+            if not _only_a_stub(_definition(bundled, qualname)):
+                shown.append(f"{name}: {relative}:{qualname}")
+    assert not shown, f"{chapter}'s bundle shows these answers' code:\n  " + "\n  ".join(shown)
+
+
+def _answer_definitions(tree, function):
+    """Qualified names of the definitions in `tree` that hold the answer `function`."""
+    import ast
+
+    top = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    methods = lambda klass: [f"{klass.name}.{m.name}" for m in klass.body
+                             if isinstance(m, ast.FunctionDef) and m.name not in ("__init__", "__repr__")]
+    if isinstance(function, type):
+        return methods(top[function.__name__])
+    names = [function.__name__]
+    used = {n.id for n in ast.walk(top[function.__name__]) if isinstance(n, ast.Name)}
+    names += [m for c in sorted(used) if isinstance(top.get(c), ast.ClassDef) for m in methods(top[c])]
+    stack = [top[function.__name__]] + [top[c] for c in used if isinstance(top.get(c), ast.ClassDef)]
+    while stack:
+        for node in ast.walk(stack.pop()):
+            helper = top.get(getattr(node, "id", None))
+            if isinstance(helper, ast.FunctionDef) and helper.name.startswith("_") and helper.name not in names:
+                names.append(helper.name)
+                stack.append(helper)
+    return names
+
+
+def _definition(tree, qualname):
+    import ast
+
+    node = tree
+    for part in qualname.split("."):
+        node = next(n for n in node.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part)
+    return node
+
+
+def _only_a_stub(node):
+    import ast
+
+    body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+        else node.body
+    return len(body) == 1 and "_exercise(" in ast.unparse(body[0])
 
 
 @pytest.fixture(scope="module")
