@@ -17,7 +17,7 @@ from .broadcasting import unbroadcast
 from .errors import GraphError, ShapeError
 from .grad_mode import set_grad_enabled, state
 from .graph import topological_sort
-from .tensor import Tensor, _result, tracing, versions
+from .tensor import Tensor, _freed_message, _result, tracing, versions
 
 _data = operator.attrgetter("data")
 
@@ -155,6 +155,8 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
                 continue
             if node.epoch < versions.clock:  # something changed in place since this node was recorded
                 versions.check(tensor, node)
+            if node.inputs is None:  # freed after the sort: by a backward run inside a VJP rule
+                raise GraphError(_freed_message(tensor))
             parent_adjoints = _run_rule(node, adjoint, tensor, raw)
             if _vjp_counters:
                 _count_vjp(node.inputs, parent_adjoints)

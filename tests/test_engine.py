@@ -440,3 +440,25 @@ def test_record_hooks_see_every_node_in_order_and_leave_cleanly():
     assert [n.op.name for n in seen] == ["mul", "exp", "mul", "exp", "sin"]
     assert [n.op for n in graph.nodes] == ["input", "mul", "exp"] and tracker.peak > 0
     assert [n.op for n in inner_graph.nodes] == ["input", "mul", "exp", "sin"]
+
+
+def test_a_node_freed_during_backward_is_a_clear_graph_error():
+    """A custom backward that runs a backward of its own through the outer graph frees nodes the
+    outer pass has still to reach: a GraphError naming the op, not a TypeError from deep inside."""
+    class FreesItsInput(mg.Function):
+        @staticmethod
+        def forward(ctx, y):
+            ctx.save_for_backward(y)
+            return y * 1.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            with mg.enable_grad():
+                y.sum().backward()  # frees y's own node, which the outer backward reaches next
+            return grad
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    with pytest.raises(GraphError, match="already freed.*'mul'"):
+        FreesItsInput.apply(y).sum().backward()
