@@ -141,7 +141,8 @@ def _autograde(args):
         submissions = find_submissions(source, args.chapter, unpacked)
         if not submissions:
             raise PipelineError(f"no submissions of {args.chapter} in {source} (expected <student>/{args.chapter}/)")
-        print(f"autograding {len(submissions)} submissions of {args.chapter} with {args.workers} worker(s)")
+        where = f"on the Dask cluster {settings.cluster}" if settings.cluster else f"with {args.workers} worker(s)"
+        print(f"autograding {len(submissions)} submissions of {args.chapter} {where}")
         started = time.monotonic()
         with tqdm(total=len(submissions), desc=f"autograde {args.chapter}", unit="notebook") as bar:
             results = grade_class(settings, submissions, _Advance(bar))
