@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate notebooks/<chapter>/ from solutions/<chapter>/ with nbgrader (all chapters when none given).
-# Chapter authors run this after every edit of a source notebook; the test suite checks it was run.
+# Regenerate notebooks/<chapter>/ from the chapter's twin and solution notebook (all chapters when none given):
+# the older of twins/<chapter>/<chapter>.py and solutions/<chapter>/<chapter>.ipynb is first rewritten from
+# the other (course/twins.py), then nbgrader makes the student notebook from solutions/<chapter>/.
+# Chapter authors run this after every edit of a chapter; the test suite checks it was run.
 #   bash tools/release.sh                  # every chapter
 #   bash tools/release.sh ch02_backprop    # one chapter
 set -euo pipefail
