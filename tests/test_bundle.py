@@ -31,13 +31,7 @@ from course.pipeline import (
 
 CHAPTERS = [c for c in COURSE.chapters() if COURSE.library(c)]
 # Notebook fixes that belong to the chapter's owner (strict: these fail the suite once fixed, to be removed).
-OPEN = {
-    ("answered", "ch09_fusion"): "cell 47 (the CUDA step) draws its arrays from the notebook's shared rng, whose state "
-                                 "differs once the release drops the hidden tests; float32 on the simulator then misses "
-                                 "rtol=1e-3 against float64 (it fails in the release with the full library too)",
-    ("untouched", "ch09_fusion"): "demonstrations (cells 16, 18, 28, 30, 37, 43, 47) call fusible_groups, kernel_source "
-                                  "and fused_linear_relu without reporting instead of stopping",
-}
+OPEN = {}
 
 
 def first_wrong_answer(chapter, name):
