@@ -77,6 +77,7 @@ def test_every_chapter_is_a_page_titled_as_its_notebook(site):
         title = re.search(r"<h1>(.*?)<a class=\"headerlink\"", page.read_text(), re.S).group(1)
         assert _text(title).strip() == _title(chapter), f"{chapter}: the page's title is {_text(title)!r}"
         assert f"solutions/{chapter}/{chapter}.html" in index, f"the index does not link {chapter}"
+        assert "BEGIN SOLUTION" not in page.read_text(), f"{chapter}'s page shows nbgrader's region markers"
 
 
 def test_the_executed_chapter_shows_its_figures(site):

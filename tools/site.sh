@@ -42,6 +42,20 @@ for chapter in solutions/*/; do
     cp -r "$chapter" "$src/solutions/"
 done
 find "$src" -name .ipynb_checkpoints -prune -exec rm -rf {} +
+# The book shows the solutions as plain code: nbgrader's region markers are for the release only.
+python - "$src/solutions" <<'PY'
+import re, sys
+from pathlib import Path
+
+import nbformat
+
+marker = re.compile(r"^[ \t]*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)[ \t]*\n?", re.MULTILINE)
+for path in Path(sys.argv[1]).glob("*/*.ipynb"):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        cell.source = marker.sub("", cell.source)
+    nbformat.write(nb, path)
+PY
 export SITE_CACHE="$(cd "$cache" && pwd)/jupyter-cache"
 start=$(date +%s)
 python -m sphinx -W --keep-going -q -b html -c docs -d "$out/doctrees" "$src" "$out/html"
