@@ -111,15 +111,15 @@ def _gradebook(args):
 # --------------------------------------------------------------------------- release
 def _release(args):
     from .bundle import make_bundle
-    from .pipeline import generate_releases
+    from .release import release
 
     course = _course(args)
     chapters = args.chapters or course.chapters()
     unknown = [c for c in chapters if not course.source(c).exists()]
     if unknown:
         raise PipelineError(f"no source notebook for {unknown}; chapters: {course.chapters()}")
-    for target in generate_releases(chapters, course.notebooks, course):
-        print(f"released {target}")
+    for line in release(chapters, course):  # each chapter's text twin first, then nbgrader
+        print(line)
     if args.bundle:
         for chapter in chapters:
             print(f"bundle   {make_bundle(chapter, args.bundle, course)}")
