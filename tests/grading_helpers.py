@@ -1,6 +1,7 @@
 """Shared by the grading tests: a throwaway copy of the course, and the cheating corpus.
 
-A cheat in ``tests/cheats/<chapter>/<name>.py`` is a few edits of the chapter's notebook:
+A cheat in ``tests/chapters/<chapter>/cheats/<name>.py`` (or, for every chapter, ``tests/cheats/<name>.py``)
+is a few edits of the chapter's notebook:
 
     # <what it does>
     # honest: <answers the cheat also solves honestly, e.g. topological_sort; empty for none>
@@ -25,7 +26,8 @@ import nbformat
 
 from course.pipeline import REPOSITORY, answer_cells, nbgrader_metadata, read_notebook, trimmed_notebook
 
-CHEATS = Path(__file__).resolve().parent / "cheats"
+TESTS = Path(__file__).resolve().parent
+COMMON_CHEATS = TESTS / "cheats"  # applied to every chapter's released notebook (tests/test_pipeline.py)
 
 
 def course_copy(dest, chapters, source=REPOSITORY, corpus=None):
@@ -52,8 +54,11 @@ class Cheat:
     edits: list = field(default_factory=list)  # (operation, target, source or None)
 
 
-def load_cheats(chapter):
-    return {path.stem: parse_cheat(path) for path in sorted((CHEATS / chapter).glob("*.py"))}
+def load_cheats(chapter=None):
+    """{name: Cheat}: one chapter's own corpus (tests/chapters/<chapter>/cheats/), or with no
+    chapter the common one."""
+    folder = COMMON_CHEATS if chapter is None else TESTS / "chapters" / chapter / "cheats"
+    return {path.stem: parse_cheat(path) for path in sorted(folder.glob("*.py"))}
 
 
 def parse_cheat(path):

@@ -1,6 +1,6 @@
 """The cheating and failure corpus through the real autograde, in one class.
 
-Every notebook in tests/cheats/ch01_graph/ (see tests/grading_helpers.py for the format) is
+Every notebook in tests/chapters/ch01_graph/cheats/ (see tests/grading_helpers.py for the format) is
 graded with its honest twin, the untouched student notebook and the solution, by
 `course.autograde.grade_class` with two workers, exactly as `minigrad-course autograde` grades a
 class. Each cheat must score exactly what its honest twin scores, cell by cell; the solution full

@@ -14,7 +14,7 @@ must show:
       submission gets, cell by cell, the verdict its notebook gets in the student's own process
       (Validate: drivers and checkers one after the other; the first wrong answer of each exercise),
       though hostile notebooks share its class;
-  (f) every cheat of the common corpus (tests/cheats/common/, applied to the student notebook)
+  (f) every cheat of the common corpus (tests/cheats/, applied to the student notebook)
       scores zero, the stub's score, on every cell, and the class still finishes.
 (d) and (e) grade the trimmed notebook (nbgrader cells only), which also proves that tests do not
 depend on ungraded cells. A tiny self-test chapter (tests/fixtures/course) runs through the same
@@ -64,7 +64,7 @@ FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures" / "course"
 FIXTURE = Course(FIXTURE_ROOT, FIXTURE_ROOT / "chapters")
 CHAPTERS = [(COURSE, chapter) for chapter in COURSE.chapters()] + [(FIXTURE, c) for c in FIXTURE.chapters()]
 SOLUTION_SECONDS_SANITY_BOUND = 300  # not a performance test: only catches a runaway notebook
-COMMON_CHEATS = load_cheats("common")
+COMMON_CHEATS = load_cheats()
 
 
 def _label(course, chapter):
