@@ -14,25 +14,6 @@ class _State:
     # a jit trace (`minigrad.jit.trace.recording`). A tuple, so that saving and restoring it is exact.
     record_hooks = ()
 
-    @property
-    def record_hook(self):
-        """The former single slot, for code that still chains hooks by hand: None when there are no
-        hooks, else one callable running them all, which assigning back restores exactly."""
-        return _Hooks(self.record_hooks) if self.record_hooks else None
-
-    @record_hook.setter
-    def record_hook(self, hook):
-        self.record_hooks = hook.hooks if isinstance(hook, _Hooks) else () if hook is None else (hook,)
-
-
-class _Hooks:
-    def __init__(self, hooks):
-        self.hooks = hooks
-
-    def __call__(self, node):
-        for hook in self.hooks:
-            hook(node)
-
 
 state = _State()
 

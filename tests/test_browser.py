@@ -131,11 +131,6 @@ def _open(browser, lab, path):
     return page
 
 
-def _run_all(page):
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-
-
 def _validate(page, expected):
     page.locator(".validate-button:visible, button:has-text('Validate'):visible").first.click()
     page.wait_for_selector(f".{expected}", timeout=300_000)

@@ -90,7 +90,7 @@ def test_tracker_peak_matches_saved_bytes_and_returns_to_zero():
         del h
     assert tracker.peak == at_end_of_forward
     assert tracker.current == 0
-    assert state.record_hook is None
+    assert state.record_hooks == ()
 
 
 def test_trackers_nest():
