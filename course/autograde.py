@@ -319,7 +319,7 @@ def prepare(settings, scratch):
     _alembic_head_in_process()
     template = NbgraderCourse.scratch(Path(scratch) / "template", [chapter], _course(settings))
     registrar = NbgraderCourse.scratch(Path(scratch) / "registrar", [chapter], _course(settings))
-    _create_gradebook(settings.gradebook)
+    _create_gradebook(settings.gradebook, _nbgrader_api(template.root).coursedir.course_id)
     background = subprocess.Popen(
         nbgrader_command() + ["generate_assignment", chapter, "--force", f"--CourseDirectory.db_url={settings.gradebook}"],
         cwd=registrar.root / "course", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -349,25 +349,31 @@ def _alembic_head_in_process():
         nbgrader.api.get_alembic_version = functools.cache(lambda: ScriptDirectory.from_config(config).get_current_head())
 
 
-def _create_gradebook(url):
-    """Make the gradebook's tables here, before any nbgrader process opens it: two chapters graded
-    at once into an empty PostgreSQL database would otherwise both create them and collide."""
+def _create_gradebook(url, course_id):
+    """Make the gradebook's tables and its course rows here, before any nbgrader process opens
+    it: two chapters graded at once into an empty PostgreSQL database would otherwise both create
+    them and collide. The rows are the course's own (`course_id`, from nbgrader_config.py) and
+    nbgrader's "default_course", which its preprocessors open the gradebook as whatever the
+    configuration says; once both exist, no later opener inserts anything."""
     import time
 
     import sqlalchemy.exc
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Gradebook, InvalidEntry
 
     # nbgrader creates the tables with the `alembic` script it finds on PATH (as the course's
     # nbgrader_config.py says): the one beside this Python, even when its folder is not on PATH
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    for attempt in (1, 2):
+    for attempt in range(1, 6):
         try:
-            Gradebook(url).close()
+            for course in (course_id, "default_course"):
+                Gradebook(url, course).close()
             return
-        except sqlalchemy.exc.DBAPIError:  # the other run created them in the same moment
-            if attempt == 2:
+        # another run is creating the same tables or rows at this moment (nbgrader reports a
+        # row's collision as its own InvalidEntry): a later attempt finds them made
+        except (sqlalchemy.exc.DBAPIError, InvalidEntry):
+            if attempt == 5:
                 raise
-            time.sleep(1)
+            time.sleep(0.5 * attempt)
 
 
 def _registered(background, settings):

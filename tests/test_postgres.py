@@ -22,6 +22,7 @@ from postgres_fixture import new_database, postgres_server  # noqa: F401 - the s
 
 from course.pipeline import read_notebook, replace_answer, trimmed_notebook
 
+ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("minigrad-course")
 CH01, CH02 = "ch01_graph", "ch02_backprop"
 WRONG = "topological_sort--reversed"
@@ -102,6 +103,17 @@ def row_counts(db_url):
             return {table: connection.execute(sqlalchemy.text(f"SELECT count(*) FROM {table}")).scalar()
                     for table in ("assignment", "notebook", "base_cell", "student", "submitted_assignment",
                                   "submitted_notebook", "grade", "comment")}
+    finally:
+        engine.dispose()
+
+
+def course_ids(db_url):
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(db_url)
+    try:
+        with engine.connect() as connection:
+            return sorted(connection.execute(sqlalchemy.text("SELECT id FROM course")).scalars())
     finally:
         engine.dispose()
 
@@ -196,6 +208,34 @@ def test_regrading_updates_rows_instead_of_adding_them(ch01_class, tmp_path):
 
 
 # --------------------------------------------------------------------------- two chapters at once
+OPEN_GRADEBOOK = """
+import sys, time
+from course.autograde import _alembic_head_in_process, _create_gradebook
+_alembic_head_in_process()
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # all openers start in the same moment
+_create_gradebook(sys.argv[1], "minigrad")
+"""
+
+
+def test_gradebooks_opened_at_once_on_an_empty_database_all_succeed(postgres_server):  # noqa: F811
+    """The race behind two chapters graded at once, on its own and several times over: every
+    opener (a process of its own, as each `autograde` is) either creates nbgrader's tables and the
+    course's row or finds them. CI once lost ch02's class to the course-row collision, which
+    nbgrader reports as its own InvalidEntry."""
+    import time
+
+    for _ in range(3):
+        with new_database(postgres_server) as db_url:
+            start = str(time.time() + 4)
+            openers = [subprocess.Popen([sys.executable, "-c", OPEN_GRADEBOOK, db_url, start], cwd=ROOT,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                       for _ in range(4)]
+            outputs = [opener.communicate(timeout=120)[0] for opener in openers]
+            failed = [out for opener, out in zip(openers, outputs) if opener.returncode]
+            assert not failed, failed[0][-3000:]
+            assert course_ids(db_url) == ["default_course", "minigrad"]
+
+
 def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postgres_server):  # noqa: F811
     root = course_copy(tmp_path / "course", [CH01, CH02])
     submitted = tmp_path / "submitted"
