@@ -35,6 +35,7 @@ import types
 import zlib
 from pathlib import Path
 
+from .bundle_runtime import Stub
 from .pipeline import COURSE, PipelineError, answer_cells, graded_name_of, nbgrader_metadata, written_answers
 
 RUNTIME = Path(__file__).with_name("bundle_runtime.py")  # becomes minigrad/_exercises.py in a bundle
@@ -117,8 +118,8 @@ def _stub_edits(name, chapter, target, attribute, library, graded_classes=frozen
         for method in methods:
             key = f"{name}.{method.name}"
             edits.append(_body_edit(method, lines, key))
-            entries[key] = (name, chapter, module, f"{target.__name__}.{method.name}", "method",
-                            _pack(_source(lines, method)))
+            entries[key] = Stub(name, chapter, module, f"{target.__name__}.{method.name}", "method",
+                                _pack(_source(lines, method)))
         return path, edits, entries
     function = getattr(target, "py_func", getattr(target, "__func__", target))  # numba: the Python source
     if not isinstance(function, types.FunctionType):
@@ -132,26 +133,26 @@ def _stub_edits(name, chapter, target, attribute, library, graded_classes=frozen
         if _resolve(importlib.import_module(module), attribute) is not target:
             raise PipelineError(f"{name}: the lambda {attribute} must be defined in {module}, where it lives")
         whole = _span(lines, node)
-        entry = (name, chapter, module, attribute, "lambda", _pack("".join(lines)[whole[0]:whole[1]]))
+        entry = Stub(name, chapter, module, attribute, "lambda", _pack("".join(lines)[whole[0]:whole[1]]))
         return path, [(start, end, f"_exercise({name!r})({_forwarded(node.args)})")], {name: entry}
     node = _find(tree, (ast.FunctionDef, ast.AsyncFunctionDef), function.__name__, function.__code__.co_firstlineno)
     compiled = function is not target and hasattr(target, "py_func")  # numba's: the stub runs as plain Python
     edits = [_body_edit(node, lines, name)]
     if compiled:
         edits.append(_decorators_removed(node, lines))
-    entries = {name: (name, chapter, module, function.__name__, "function",
-                      _pack(_source(lines, node, decorators=compiled)))}
+    entries = {name: Stub(name, chapter, module, function.__name__, "function",
+                          _pack(_source(lines, node, decorators=compiled)))}
     classes = [c for c in _helper_classes(tree, node) if c.name not in graded_classes]  # those are stubs already
     methods = [(f"{klass.name}.{m.name}", m) for klass in classes for m in klass.body
                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in _KEPT_METHODS]
     for helper in _private_helpers(tree, node, *(m for _, m in methods)):
         key = f"{module}:{helper.name}"
         edits.append(_body_edit(helper, lines, key))
-        entries[key] = (None, chapter, module, helper.name, "function", _pack(_source(lines, helper)))
+        entries[key] = Stub(None, chapter, module, helper.name, "function", _pack(_source(lines, helper)))
     for attribute_path, method in methods:
         key = f"{module}:{attribute_path}"
         edits.append(_body_edit(method, lines, key))
-        entries[key] = (None, chapter, module, attribute_path, "method", _pack(_source(lines, method)))
+        entries[key] = Stub(None, chapter, module, attribute_path, "method", _pack(_source(lines, method)))
     return path, edits, entries
 
 

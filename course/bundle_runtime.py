@@ -21,7 +21,12 @@ import zlib
 
 CHAPTER = None  # the chapter this copy was made for
 MINE = False  # True in `minigrad-course mine`: earlier chapters' exercises are your answers too
-STUBS = {}  # key -> (graded name or None for a helper, chapter, module, attribute path, kind, packed source)
+# One stub: the graded name (None for a private helper no exercise asks for), the chapter whose
+# exercise it is, the module and attribute path of the library's object ("Tensor.backward"), its
+# kind ("function", "method" or "lambda") and its reference source, compressed (see `reference`).
+Stub = collections.namedtuple("Stub", "name chapter module path kind packed")
+
+STUBS = {}  # key -> Stub
 ANSWERS = {}  # chapter -> the module of your answers from its notebook (mine)
 
 running_chapter = CHAPTER
@@ -33,7 +38,7 @@ _signatures = {}
 
 def exercise(key):
     """What the library's stub `key` runs: yours, the reference, or NotImplementedError."""
-    name, chapter = STUBS[key][:2]
+    name, chapter = STUBS[key].name, STUBS[key].chapter
     if name is None:  # a private helper: no exercise asks for it
         return reference(key)
 
@@ -64,26 +69,26 @@ def exercise(key):
 def reference(key):
     """The course's implementation of `key` (a graded name, `Class.method`, or `module:_helper`)."""
     if key not in _built:
-        _, _, module, path, kind, packed = STUBS[key]
-        namespace = importlib.import_module(module).__dict__
-        source = zlib.decompress(base64.b64decode(packed)).decode()
+        stub = STUBS[key]
+        namespace = importlib.import_module(stub.module).__dict__
+        source = zlib.decompress(base64.b64decode(stub.packed)).decode()
         filename = f"<the course's reference {key}>"
-        if kind == "lambda":
+        if stub.kind == "lambda":
             _built[key] = eval(compile(f"(\n{source}\n)", filename, "eval"), namespace)
         else:
-            owner, _, attribute = path.rpartition(".")
-            if kind == "method":  # a closure over __class__, so that super() works as in the class
+            owner, _, attribute = stub.path.rpartition(".")
+            if stub.kind == "method":  # a closure over __class__, so that super() works as in the class
                 source = f"def _make(__class__):\n{textwrap.indent(source, '    ')}\n    return {attribute}\n"
             local = {}
             exec(compile(source, filename, "exec"), namespace, local)
-            _built[key] = local["_make"](namespace[owner]) if kind == "method" else local[attribute]
+            _built[key] = local["_make"](namespace[owner]) if stub.kind == "method" else local[attribute]
     return _built[key]
 
 
 def _yours(key, name, chapter):
     """Your function (or method) for `key`; None when you have not written it; False for a method
     your class does not define (one the exercise does not ask for: the reference runs)."""
-    kind, path = STUBS[key][4], STUBS[key][3]
+    kind, path = STUBS[key].kind, STUBS[key].path
     head = key.partition(".")[0] if kind == "method" else name
     if chapter == running_chapter:
         found = getattr(sys.modules.get("__main__"), head, None)
@@ -106,7 +111,7 @@ def _yours(key, name, chapter):
 
 
 def _library_object(key, path):
-    target = importlib.import_module(STUBS[key][2])
+    target = importlib.import_module(STUBS[key].module)
     for part in path.split("."):
         target = getattr(target, part)
     return target
@@ -119,7 +124,7 @@ def _answers(chapter):
 
 def _library_signature(key):
     if key not in _signatures:
-        target = _library_object(key, STUBS[key][3])
+        target = _library_object(key, STUBS[key].path)
         _signatures[key] = inspect.signature(getattr(target, "py_func", target))
     return _signatures[key]
 
