@@ -4,8 +4,9 @@ For each chapter (``solutions/*/``), ONE class is graded by `course.autograde.gr
 ``minigrad-course autograde`` runs: nbgrader's Autograde with the student's code in the sandbox and
 the tests in the judge, two workers) in a temporary copy of the course, and its per-cell scores
 must show:
-  (a) the solution notebook scores full marks (and how long it takes to run is reported), and so
-      does the released notebook with the solution's answers pasted in (what a student submits);
+  (a) the solution scores full marks: its nbgrader cells as the class's preflight (grade_class
+      refuses the class otherwise), and the released notebook with the solution's answers pasted
+      in (what a student submits, every experiment included; how long it runs is reported);
   (b) the untouched student notebook from notebooks/ scores zero on every graded test cell;
   (c) notebooks/<chapter>/ is exactly what ``generate_assignment`` makes from the source now;
   (d) the library implementations named in tests/chapters/<chapter>/library.json, put in place
@@ -139,6 +140,10 @@ def graded(tmp_path_factory):
 
 def _grade_chapter(course, chapter, scratch):
     submissions = chapter_submissions(chapter, course)
+    # The solution's own notebook is not graded a second time: the class's preflight grades its
+    # nbgrader cells (grade_class refuses the class unless they score full marks), and the answered
+    # notebook below is the same notebook, experiments included, as a student hands it in.
+    del submissions["solution"]
     files = {}
     if "release" in submissions:
         stub = trimmed_notebook(submissions["release"])
@@ -210,6 +215,9 @@ def _lines(cells):
 @pytest.mark.parametrize("course, chapter", _chapter_cases())
 def test_solution_scores_full_marks(course, chapter, graded, record_property):
     results, _, _ = graded(course, chapter)
+    assert "answered" in results, (
+        f"{chapter}: {_where(course, course.release(chapter))} is missing: run `bash tools/release.sh {chapter}`"
+    )
     assert not results["answered"].lost(), (
         f"{chapter}: the released notebook with the solution's answers pasted in scored {results['answered']}; "
         f"these grade cells lost points:\n{_lines(results['answered'].lost())}"
@@ -217,15 +225,11 @@ def test_solution_scores_full_marks(course, chapter, graded, record_property):
     if "slow_experiment" in results:
         slow = results["slow_experiment"]
         assert not slow.lost(), f"{chapter}: an honest notebook with one slow ungraded cell lost points: {slow}"
-    solution = results["solution"]
-    assert solution.cells, f"{chapter}: the solution notebook has no graded test cells"
-    assert not solution.lost(), (
-        f"{chapter}: the solution notebook scored {solution}; these grade cells lost points:\n"
-        f"{_lines(solution.lost())}"
-    )
-    seconds = solution.seconds
-    assert seconds is not None, f"{chapter}: the autograded solution notebook carries no execution timings"
-    line = f"{_label(course, chapter)}: solution notebook executed in {seconds:.1f} s by nbgrader autograde"
+    answered = results["answered"]
+    assert answered.cells, f"{chapter}: the solution notebook has no graded test cells"
+    seconds = answered.seconds
+    assert seconds is not None, f"{chapter}: the autograded notebook carries no execution timings"
+    line = f"{_label(course, chapter)}: the answered notebook executed in {seconds:.1f} s by nbgrader autograde"
     print(line)
     record_property(PIPELINE_REPORT, line)
     assert seconds < SOLUTION_SECONDS_SANITY_BOUND, (
