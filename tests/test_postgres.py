@@ -209,27 +209,30 @@ def test_regrading_updates_rows_instead_of_adding_them(ch01_class, tmp_path):
 
 # --------------------------------------------------------------------------- two chapters at once
 OPEN_GRADEBOOK = """
-import sys, time
+import os, sys, time
 from course.autograde import _alembic_head_in_process, _create_gradebook
 _alembic_head_in_process()
-time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # all openers start in the same moment
+print("ready", flush=True)
+while not os.path.exists(sys.argv[2]):  # every opener waits, imports done, for the same moment
+    time.sleep(0.001)
 _create_gradebook(sys.argv[1], "minigrad")
 """
 
 
-def test_gradebooks_opened_at_once_on_an_empty_database_all_succeed(postgres_server):  # noqa: F811
-    """The race behind two chapters graded at once, on its own and several times over: every
-    opener (a process of its own, as each `autograde` is) either creates nbgrader's tables and the
-    course's row or finds them. CI once lost ch02's class to the course-row collision, which
-    nbgrader reports as its own InvalidEntry."""
-    import time
-
-    for _ in range(3):
+def test_gradebooks_opened_at_once_on_an_empty_database_all_succeed(postgres_server, tmp_path):  # noqa: F811
+    """The race behind two chapters graded at once, on its own and twice over: every opener (a
+    process of its own, as each `autograde` is) either creates nbgrader's tables and the course's
+    rows or finds them. CI once lost ch02's class to the course-row collision, which nbgrader
+    reports as its own InvalidEntry; without the retry, this test fails."""
+    for round_ in range(2):
+        go = tmp_path / f"go{round_}"
         with new_database(postgres_server) as db_url:
-            start = str(time.time() + 4)
-            openers = [subprocess.Popen([sys.executable, "-c", OPEN_GRADEBOOK, db_url, start], cwd=ROOT,
+            openers = [subprocess.Popen([sys.executable, "-c", OPEN_GRADEBOOK, db_url, str(go)], cwd=ROOT,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                        for _ in range(4)]
+            for opener in openers:
+                assert opener.stdout.readline().strip() == "ready", opener.communicate(timeout=60)[0][-3000:]
+            go.touch()
             outputs = [opener.communicate(timeout=120)[0] for opener in openers]
             failed = [out for opener, out in zip(openers, outputs) if opener.returncode]
             assert not failed, failed[0][-3000:]
