@@ -226,7 +226,7 @@ def test_solution_scores_full_marks(course, chapter, graded, record_property):
         slow = results["slow_experiment"]
         assert not slow.lost(), f"{chapter}: an honest notebook with one slow ungraded cell lost points: {slow}"
     answered = results["answered"]
-    assert answered.cells, f"{chapter}: the solution notebook has no graded test cells"
+    assert answered.cells, f"{chapter}: the answered notebook has no graded test cells"
     seconds = answered.seconds
     assert seconds is not None, f"{chapter}: the autograded notebook carries no execution timings"
     line = f"{_label(course, chapter)}: the answered notebook executed in {seconds:.1f} s by nbgrader autograde"

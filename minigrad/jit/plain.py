@@ -24,7 +24,8 @@ def int_data(value):
     return f"a {type(value).__name__}"
 
 
-def _int_data_list(values):
+def _ids_data(values):
+    """A list of ids (or a shape) as a list of int_data; a description when it is no list or tuple."""
     if not isinstance(values, (tuple, list)):
         return f"a {type(values).__name__}"
     return [int_data(v) for v in values]
@@ -62,16 +63,17 @@ def graph_data(graph):
             return f"a Graph with a {type(node).__name__} among its nodes"
         dtype = node.dtype.name if isinstance(node.dtype, np.dtype) else node.dtype
         rows.append([int_data(node.id), node.op if type(node.op) is str else f"a {type(node.op).__name__}",
-                     _int_data_list(node.inputs), _int_data_list(node.shape), dtype if type(dtype) is str else f"a {type(dtype).__name__}",
+                     _ids_data(node.inputs), _ids_data(node.shape), dtype if type(dtype) is str else f"a {type(dtype).__name__}",
                      param_data(node.params)])
-    return {"nodes": rows, "inputs": _int_data_list(graph.inputs), "outputs": _int_data_list(graph.outputs)}
+    return {"nodes": rows, "inputs": _ids_data(graph.inputs), "outputs": _ids_data(graph.outputs)}
 
 
 def _fail(what, problem):
     raise AssertionError(f"{what}: {problem}")
 
 
-def _int_list(values, what, name):
+def _checked_ids(values, what, name):
+    """`values` when it is a list of ints (decoded ids or a shape), else the AssertionError naming `name`."""
     if type(values) is not list or not all(type(v) is int for v in values):
         _fail(what, f"{name} must be a list or tuple of int ids, got {values!r:.200}")
     return values
@@ -120,7 +122,7 @@ def graph_from_data(data, what):
             _fail(what, f"node {k} has an id that is {id_!r:.80}, not an int")
         if type(op) is not str:
             _fail(what, f"node %{id_} has an op that is {op!r:.80}, not a str")
-        _int_list(inputs, what, f"the inputs of node %{id_} ({op})")
+        _checked_ids(inputs, what, f"the inputs of node %{id_} ({op})")
         if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
             _fail(what, f"node %{id_} ({op}) has shape {shape!r:.80}: expected a tuple of non-negative ints")
         if type(dtype) is not str or dtype not in _IR_DTYPES:
@@ -129,8 +131,8 @@ def graph_from_data(data, what):
         if type(params) is not tuple or not all(type(p) is tuple and len(p) == 2 and type(p[0]) is str for p in params):
             _fail(what, f"node %{id_} ({op}) has params {params!r:.200}: expected a tuple of (name, value) pairs")
         nodes.append(Node(id_, op, tuple(inputs), tuple(shape), dtype, params))
-    inputs = _int_list(data["inputs"], what, "graph.inputs")
-    outputs = _int_list(data["outputs"], what, "graph.outputs")
+    inputs = _checked_ids(data["inputs"], what, "graph.inputs")
+    outputs = _checked_ids(data["outputs"], what, "graph.outputs")
     return Graph(nodes, list(inputs), list(outputs))
 
 
