@@ -1,8 +1,11 @@
 """Shared test set-up: the repository root on sys.path (for the `course` package) and a summary
 of what the grading pipeline measured (solution run times, wrong-answer scores)."""
 
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 if str(REPOSITORY) not in sys.path:
@@ -29,3 +32,28 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_configure(config):
     # Registered here too so that runs without xdist (-p no:xdist) accept the grouping mark.
     config.addinivalue_line("markers", "xdist_group(name): run these tests in one xdist worker (--dist loadgroup)")
+
+
+_UNGROUPED = set()  # node ids of tests marked xdist_group that --dist loadgroup would not group
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Find the tests --dist loadgroup fails to group. The expensive fixtures (one graded class per
+    chapter, one bundle per chapter) are shared by the tests of one xdist_group; without grouping
+    every worker builds them again, silently doubling the suite's time. pytest-xdist marks a test's
+    group by appending "@group" to its node id on the worker, which a pytest it does not support
+    drops (pytest-dev/pytest-xdist#1386)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and session.config.getvalue("loadgroup"):
+        _UNGROUPED.update(item.nodeid for item in session.items
+                          if any(True for _ in item.iter_markers("xdist_group"))
+                          and "@" not in item.nodeid.rpartition("]")[2])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Fail such a test before its fixtures run, saying why."""
+    if item.nodeid in _UNGROUPED:
+        pytest.fail(f"--dist loadgroup is not grouping the tests marked xdist_group: this pytest ({pytest.__version__}) "
+                    "and pytest-xdist do not work together (pytest-dev/pytest-xdist#1386); install the versions "
+                    "pyproject.toml asks for", pytrace=False)
