@@ -193,30 +193,18 @@ def answered_notebooks(folder, wrong=None):
     return folder
 
 
-# (chapter, test cell or its prefix) where the solution's answers, run as the student's own minigrad, behave
-# unlike the library in a way a later chapter's test relies on: what `mine` exists to show. Open items.
-MINE_DIVERGES = {
-    ("ch06_checkpointing", "test_saved_bytes_deep_and_freed"):
-        "chapter 2's backward does not free the saved tensors after the pass, as the library's does",
-    ("ch09_fusion", "test_fusible_groups_"):
-        "chapter 9's fusible_groups tests expect the node order of the library's trace; the cell ran the student's "
-        "trace and topological_sort, which list the nodes in another valid order (which cell trips varies)",
-}
-
-
 @pytest.mark.slow
 @pytest.mark.xdist_group("mine")
 def test_mine_runs_every_chapter_clean_on_correct_answers(tmp_path):
     """Every chapter's visible tests on a minigrad of the solution's answers (--quick: the notebooks'
-    nbgrader cells only, to keep the suite short), clean but for MINE_DIVERGES."""
+    nbgrader cells only, to keep the suite short), clean: the solution's answers behave as the library
+    wherever a later chapter relies on them."""
     from course.mine import mine
 
     runs = mine(answered_notebooks(tmp_path / "notebooks"), quick=True, keep=tmp_path / "mine", progress=lambda _: None)
     assert [run.chapter for run in runs] == CHAPTERS
     failed = {(run.chapter, cell[1]): cell for run in runs for cell in run.failures}
-    stray = {(chapter, grade_id): cell for (chapter, grade_id), cell in failed.items()
-             if not any(chapter == c and grade_id.startswith(prefix) for c, prefix in MINE_DIVERGES)}
-    assert not stray, f"correct answers fail on the student's own minigrad: {stray}"
+    assert not failed, f"correct answers fail on the student's own minigrad: {failed}"
     later = {run.chapter: run.calls for run in runs}
     assert later["ch04_higher_order"].get("backward") and later["ch02_backprop"].get("topological_sort"), \
         f"later chapters did not run the student's earlier functions: {later}"

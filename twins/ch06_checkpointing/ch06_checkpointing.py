@@ -213,7 +213,9 @@ def saved_bytes_case(case):
         for _ in range(args[0]):
             h = h.tanh()
         if kind == "chain_freed":
-            h.sum().backward()  # frees the graph
+            # frees the graph; said explicitly, because what frees it is the engine's retain_graph=False, not
+            # saved_bytes (a backward pass written without that option, like chapter 2's, keeps the graph)
+            h.sum().backward(retain_graph=False)
         return h
     if kind == "mul_chain":
         g = mg.tensor(np.ones(3), requires_grad=True)
