@@ -1,6 +1,7 @@
 """The gradebook in a real PostgreSQL server (tests/postgres_fixture.py), through `minigrad-course`.
 
-A tiny class of chapter 1 (the solution, the untouched stub, a wrong topological_sort) is
+A tiny class of the self-test chapter (tests/fixtures/course: the solution, the untouched stub, a
+wrong mul_vjp; what is checked here is the gradebook, so the smallest chapter does) is
 autograded with two workers into sqlite and into PostgreSQL: the gradebooks hold the same rows,
 and autograde's table, feedback pages and the grades CSV and summary are the same. Then two
 chapters are autograded at the same time into one PostgreSQL gradebook, and a chapter graded
@@ -24,8 +25,9 @@ from course.pipeline import read_notebook, replace_answer, trimmed_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("minigrad-course")
-CH01, CH02 = "ch01_graph", "ch02_backprop"
-WRONG = "topological_sort--reversed"
+CH02 = "ch02_backprop"
+FIXTURE = ROOT / "tests" / "fixtures" / "course"
+SELFTEST, ANSWER, WRONG = "selftest", "mul_vjp", "mul_vjp--swapped-factors"
 LIMITS = ("--cell-timeout", 120, "--notebook-timeout", 600)  # a loaded 2-core machine
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("postgres")]
@@ -137,32 +139,32 @@ def grades_export(root, db_url, csv_path, *chapters):
 
 # --------------------------------------------------------------------------- the class, graded twice
 @pytest.fixture(scope="module")
-def ch01_class(tmp_path_factory, postgres_server):  # noqa: F811
+def small_class(tmp_path_factory, postgres_server):  # noqa: F811
     """The class graded into sqlite and into a PostgreSQL database, with feedback and grades from each."""
-    root = course_copy(tmp_path_factory.mktemp("course"), [CH01])
+    root = course_copy(tmp_path_factory.mktemp("course"), [SELFTEST], FIXTURE, FIXTURE / "chapters")
     submitted = tmp_path_factory.mktemp("class") / "submitted"
-    wrong = (root / "tests" / "chapters" / CH01 / "wrong" / f"{WRONG}.py").read_text()
-    submit(submitted, "ada", CH01, solution(root, CH01))
-    submit(submitted, "bob", CH01, stub(root, CH01))
-    submit(submitted, "cy", CH01, replace_answer(solution(root, CH01), "topological_sort", wrong))
+    wrong = (root / "tests" / "chapters" / SELFTEST / "wrong" / f"{WRONG}.py").read_text()
+    submit(submitted, "ada", SELFTEST, solution(root, SELFTEST))
+    submit(submitted, "bob", SELFTEST, stub(root, SELFTEST))
+    submit(submitted, "cy", SELFTEST, replace_answer(solution(root, SELFTEST), ANSWER, wrong))
     students = ["ada", "bob", "cy"]
     out = tmp_path_factory.mktemp("out")
     with new_database(postgres_server) as postgres:
         runs = {}
         for name, db_url in [("sqlite", f"sqlite:///{out / 'gradebook.db'}"), ("postgres", postgres)]:
-            graded = autograde(root, CH01, submitted, db_url)
+            graded = autograde(root, SELFTEST, submitted, db_url)
             runs[name] = {
                 "db_url": db_url, "autograde": graded, "gradebook": snapshot(db_url),
-                "feedback": feedback_pages(root, CH01, db_url, students),
+                "feedback": feedback_pages(root, SELFTEST, db_url, students),
                 "grades": grades_export(root, db_url, out / f"{name}.csv"),
             }
         yield {"root": root, "submitted": submitted, "students": students, **runs}
 
 
-def test_postgres_gradebook_holds_exactly_the_sqlite_grades(ch01_class):
-    sqlite, postgres = ch01_class["sqlite"], ch01_class["postgres"]
+def test_postgres_gradebook_holds_exactly_the_sqlite_grades(small_class):
+    sqlite, postgres = small_class["sqlite"], small_class["postgres"]
     assert postgres["db_url"].startswith("postgresql+psycopg://")
-    assert set(postgres["gradebook"]) == {(CH01, s) for s in ch01_class["students"]}, postgres["gradebook"].keys()
+    assert set(postgres["gradebook"]) == {(SELFTEST, s) for s in small_class["students"]}, postgres["gradebook"].keys()
     assert postgres["gradebook"] == sqlite["gradebook"]
     assert row_counts(postgres["db_url"]) == row_counts(sqlite["db_url"])
     out = postgres["autograde"].stdout
@@ -173,36 +175,36 @@ def test_postgres_gradebook_holds_exactly_the_sqlite_grades(ch01_class):
     assert f"gradebook: {postgres['db_url']}" in out
 
 
-def test_postgres_feedback_and_grades_match_sqlite(ch01_class):
-    sqlite, postgres = ch01_class["sqlite"], ch01_class["postgres"]
+def test_postgres_feedback_and_grades_match_sqlite(small_class):
+    sqlite, postgres = small_class["sqlite"], small_class["postgres"]
     assert postgres["feedback"] == sqlite["feedback"]
     status, page = postgres["feedback"]["ada"]
     assert status == 0 and page and "hidden tests: not shown" in page, "no feedback page for the solution"
     rows, summary = postgres["grades"]
     assert (rows, summary) == sqlite["grades"]
     assert {r["student"]: float(r["score"]) for r in rows} == {
-        s: postgres["gradebook"][CH01, s]["score"] for s in ch01_class["students"]}
-    assert re.search(rf"{CH01}\s+topological_sort\s+\d+%", summary), summary
+        s: postgres["gradebook"][SELFTEST, s]["score"] for s in small_class["students"]}
+    assert re.search(rf"{SELFTEST}\s+{ANSWER}\s+\d+%", summary), summary
 
 
-def test_regrading_updates_rows_instead_of_adding_them(ch01_class, tmp_path):
+def test_regrading_updates_rows_instead_of_adding_them(small_class, tmp_path):
     """bob resubmits the solution: every row is updated in place, bob's score goes up, nobody else's moves."""
-    root, postgres = ch01_class["root"], ch01_class["postgres"]
+    root, postgres = small_class["root"], small_class["postgres"]
     db_url = postgres["db_url"]
     before_counts, before = row_counts(db_url), snapshot(db_url)
     submitted = tmp_path / "submitted"
     for student in ("ada", "cy"):
-        write_submission(submitted / student / CH01, CH01,
-                         read_notebook(ch01_class["submitted"] / student / CH01 / f"{CH01}.ipynb"))
-    submit(submitted, "bob", CH01, solution(root, CH01))
-    done = autograde(root, CH01, submitted, db_url)
+        write_submission(submitted / student / SELFTEST, SELFTEST,
+                         read_notebook(small_class["submitted"] / student / SELFTEST / f"{SELFTEST}.ipynb"))
+    submit(submitted, "bob", SELFTEST, solution(root, SELFTEST))
+    done = autograde(root, SELFTEST, submitted, db_url)
     after = snapshot(db_url)
     assert row_counts(db_url) == before_counts, "the regrade added rows"
     assert set(after) == set(before)
-    assert after[CH01, "bob"]["score"] == after[CH01, "bob"]["max_score"] > before[CH01, "bob"]["score"] == 0
+    assert after[SELFTEST, "bob"]["score"] == after[SELFTEST, "bob"]["max_score"] > before[SELFTEST, "bob"]["score"] == 0
     for student in ("ada", "cy"):
-        assert after[CH01, student] == before[CH01, student], f"{student}'s unchanged submission changed grade"
-    assert score_of(done.stdout, "bob")[0] == after[CH01, "bob"]["score"]
+        assert after[SELFTEST, student] == before[SELFTEST, student], f"{student}'s unchanged submission changed grade"
+    assert score_of(done.stdout, "bob")[0] == after[SELFTEST, "bob"]["score"]
     rows, _ = grades_export(root, db_url, tmp_path / "grades.csv")
     assert sorted(r["student"] for r in rows) == ["ada", "bob", "cy"], rows
 
@@ -240,9 +242,10 @@ def test_gradebooks_opened_at_once_on_an_empty_database_all_succeed(postgres_ser
 
 
 def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postgres_server):  # noqa: F811
-    root = course_copy(tmp_path / "course", [CH01, CH02])
+    root = course_copy(tmp_path / "course", [CH02])  # and the self-test chapter: two chapters, one of them small
+    course_copy(root, [SELFTEST], FIXTURE, FIXTURE / "chapters")
     submitted = tmp_path / "submitted"
-    for chapter in (CH01, CH02):
+    for chapter in (SELFTEST, CH02):
         submit(submitted, "ada", chapter, solution(root, chapter))
         submit(submitted, "bob", chapter, stub(root, chapter))
     with new_database(postgres_server) as db_url:
@@ -260,7 +263,7 @@ def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postg
                        "--workers", "1", "--db-url", db_url, *map(str, LIMITS)]
             outcomes[chapter] = subprocess.run(command, capture_output=True, text=True, timeout=1200)
 
-        threads = [threading.Thread(target=grade, args=(chapter,)) for chapter in (CH01, CH02)]
+        threads = [threading.Thread(target=grade, args=(chapter,)) for chapter in (SELFTEST, CH02)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -268,8 +271,8 @@ def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postg
         for chapter, done in outcomes.items():
             assert done.returncode == 0, f"autograde {chapter} failed:\n{done.stdout}\n{done.stderr}"
         grades = snapshot(db_url)
-        assert set(grades) == {(c, s) for c in (CH01, CH02) for s in ("ada", "bob")}, grades.keys()
-        for chapter in (CH01, CH02):
+        assert set(grades) == {(c, s) for c in (SELFTEST, CH02) for s in ("ada", "bob")}, grades.keys()
+        for chapter in (SELFTEST, CH02):
             out = outcomes[chapter].stdout
             ada, bob = grades[chapter, "ada"], grades[chapter, "bob"]
             assert ada["score"] == ada["max_score"] > 0, f"{chapter}: the solution lost points:\n{out}"
@@ -281,4 +284,4 @@ def test_two_chapters_autograded_concurrently_into_one_gradebook(tmp_path, postg
         assert counts["student"] == 2 and counts["assignment"] == 2 and counts["submitted_assignment"] == 4, counts
         rows, summary = grades_export(root, db_url, tmp_path / "grades.csv")
         assert sorted((r["chapter"], r["student"]) for r in rows) == sorted(grades), rows
-        assert CH01 in summary and CH02 in summary
+        assert SELFTEST in summary and CH02 in summary
