@@ -46,7 +46,7 @@ def pytest_collection_finish(session):
     drops (pytest-dev/pytest-xdist#1386)."""
     if os.environ.get("PYTEST_XDIST_WORKER") and session.config.getvalue("loadgroup"):
         _UNGROUPED.update(item.nodeid for item in session.items
-                          if any(True for _ in item.iter_markers("xdist_group"))
+                          if item.get_closest_marker("xdist_group") is not None
                           and "@" not in item.nodeid.rpartition("]")[2])
 
 

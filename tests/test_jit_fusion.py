@@ -93,6 +93,7 @@ def test_check_groups_rejects_each_broken_rule():
         "a node left out": ([[first_exp, ids["div"], ids["tanh"]]], "in no group"),
         "not maximal": ([[first_exp], [ids["exp"]], [ids["div"], ids["tanh"]]], "could join"),
         "unsorted": ([[ids["exp"]], [ids["tanh"], ids["div"], first_exp]], "increasing order"),
+        "groups out of order": (good[::-1], "order of their last ids"),
     }
     for name, (groups, message) in wrong.items():
         with pytest.raises(InvalidGroups, match=message):

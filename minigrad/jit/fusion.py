@@ -204,7 +204,8 @@ def check_groups(graph, groups):
     """Raise InvalidGroups, saying which rule fails where, unless `groups` are the fusion groups of
     `graph`. A restatement of the rules that does not use `fusible_groups`:
 
-    1. groups are non-empty sorted lists of ids, disjoint; every elementwise node is in one;
+    1. groups are non-empty sorted lists of ids, disjoint, listed in the order of their last ids;
+       every elementwise node is in one;
     2. a group ends with an elementwise node (its sink); its elementwise members have the sink's
        shape; its other members are broadcast views of nodes outside the group whose shape
        broadcasts to the sink's;
@@ -225,6 +226,9 @@ def check_groups(graph, groups):
             if member in owner:
                 raise InvalidGroups(f"%{member} is in two groups, {owner[member]} and {group}")
             owner[member] = group
+    sinks = [group[-1] for group in groups]
+    if sinks != sorted(sinks):
+        raise InvalidGroups(f"groups {groups}: expected them in the order of their last ids, {sorted(sinks)}")
     missing = [str(n) for n in graph.nodes if n.op in ELEMENTWISE and n.id not in owner]
     if missing:
         raise InvalidGroups("elementwise nodes in no group:\n  " + "\n  ".join(missing))
