@@ -301,7 +301,8 @@ def _attention(report):
     if report.get("missing_answers"):
         lines.append(f"answer cells missing: {', '.join(report['missing_answers'])}")
     if report.get("not_run"):
-        lines.append(f"not run (scored zero): {', '.join(report['not_run'])}")
+        because = f" ({report['not_run_because']})" if report.get("not_run_because") else ""
+        lines.append(f"not run (scored zero){because}: {', '.join(report['not_run'])}")
     return lines
 
 

@@ -48,7 +48,7 @@ class JudgedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._cells = _gradebook_cells(resources)
         self._report = {"restored": _restore_locked_cells(nb, self._cells), "missing_answers": [],
-                        "restored_tests": [], "not_run": [], "kernel": None}
+                        "restored_tests": [], "not_run": [], "not_run_because": None, "kernel": None}
         present = {_grade_id(c) for c in nb.cells}
         self._report["missing_answers"] = [n for n, c in self._cells.items() if c["role"] == "answer" and n not in present]
         self._report["restored_tests"] = [_grade_id(c) for c in nb.cells
@@ -138,7 +138,7 @@ class JudgedExecute(Execute):
         if cell.cell_type != "code":
             return cell, resources
         if self._dead or time.monotonic() >= self._deadline:
-            self._not_run(cell, self._dead or f"the notebook's time budget ({self.notebook_timeout} s) ran out")
+            self._not_run(cell, self._dead or f"the notebook's time limit ({self.notebook_timeout} s) ran out")
             return cell, resources
         role, name, trusted = self._role(cell)
         if role == "shared":
@@ -172,6 +172,7 @@ class JudgedExecute(Execute):
         cell.execution_count = None
         if _grade_id(cell):
             self._report["not_run"].append(_grade_id(cell))
+            self._report["not_run_because"] = self._report["not_run_because"] or why
 
 
 def _grade_id(cell):

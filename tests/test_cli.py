@@ -327,4 +327,4 @@ def test_notebook_budget_fails_the_rest_and_says_so(selftest, tmp_path):
     score, top, _ = _row(done.stdout, "sleepy")
     assert score == "0" and float(top) > 0, done.stdout
     attention = done.stdout.split("needs attention:")[-1]
-    assert "time limit" in attention and "not run (scored zero):" in attention and "test_mul_vjp_values" in attention, done.stdout
+    assert "time limit" in attention and "not run (scored zero)" in attention and "test_mul_vjp_values" in attention, done.stdout
