@@ -32,6 +32,7 @@ from .cluster import WorkerLost
 from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
 from .preprocessors import RestoreCells
+from .kernel_zygote import KernelZygote, ZygoteKernelManager
 from .sandbox import Zygote
 from .pipeline import (
     REPOSITORY,
@@ -177,6 +178,8 @@ def _worker_course(template):
         _WORKER["root"] = root
         _WORKER["zygote"] = zygote = Zygote(str(root))
         Finalize(None, zygote.close, exitpriority=10)
+        _WORKER["kernel_zygote"] = kernel_zygote = KernelZygote(str(root))
+        Finalize(None, kernel_zygote.close, exitpriority=10)
         Finalize(None, shutil.rmtree, args=(root, True), exitpriority=5)
     return _WORKER["root"]
 
@@ -243,6 +246,8 @@ def _nbgrader_autograde(root, settings, student):
     config.JudgedExecute.notebook_timeout = settings.notebook_timeout
     config.JudgedExecute.memory_mb = settings.memory_mb
     config.JudgedExecute.zygote = list(_WORKER["zygote"].address)
+    config.JudgedExecute.kernel_manager_class = ZygoteKernelManager
+    config.ZygoteKernelManager.zygote = _WORKER["kernel_zygote"].address
     return _nbgrader_api(root, config).autograde(settings.chapter, student, force=True, create=True)
 
 

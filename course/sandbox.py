@@ -205,10 +205,12 @@ class Zygote:
         self.path = os.path.join(folder, "zygote.sock")
         self.token = secrets.token_hex(16)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _bootstrap("zygote_main"), json.dumps([self.path, self.token, read_paths()])],
-            cwd=folder, env=environment(folder), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            [sys.executable, "-I", "-c", _bootstrap("zygote_main"), json.dumps([self.path, read_paths()])],
+            cwd=folder, env=environment(folder), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True,
         )
+        self.process.stdin.write(self.token.encode() + b"\n")  # the token never appears in a command line
+        self.process.stdin.close()
 
     @property
     def address(self):
@@ -266,7 +268,8 @@ def zygote_main():
     import socket
     import threading
 
-    path, token, paths = json.loads(sys.argv[1])
+    path, paths = json.loads(sys.argv[1])
+    token = sys.stdin.readline().strip()
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the worker's end is the zygote's
     shell = _preload()

@@ -1,0 +1,172 @@
+"""The judge kernels' zygote (course.kernel_zygote): forked kernels behave, for jupyter_client,
+like the kernels it starts itself -- they run code, take interrupts, end with their relay -- and
+the zygote forks for its token only."""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import time
+
+import pytest
+from traitlets.config import Config
+
+from course.kernel_zygote import KernelZygote, ZygoteKernelManager
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("zygote")
+    zygote = KernelZygote(str(folder))
+    yield zygote
+    zygote.close()
+
+
+def _manager(zygote, folder):
+    config = Config()
+    config.ZygoteKernelManager.zygote = zygote.address
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = str(folder / "kernel")
+    return ZygoteKernelManager(config=config, kernel_name="python3")
+
+
+def _with_kernel(zygote, folder, body):
+    """Run `await body(km, kc)` on a fresh forked kernel; shut it down after."""
+
+    async def run():
+        km = _manager(zygote, folder)
+        await km.start_kernel(cwd=str(folder))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            return await body(km, kc)
+        finally:
+            kc.stop_channels()
+            if await km.is_alive():
+                await km.shutdown_kernel(now=True)
+
+    return asyncio.run(run())
+
+
+async def _value(kc, expression):
+    reply = await kc.execute_interactive("", user_expressions={"v": expression}, timeout=60)
+    return reply["content"]["user_expressions"]["v"]["data"]["text/plain"]
+
+
+def _gone(pid, seconds=10):
+    """The process has exited (a zombie nobody reaped yet counts as gone)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_kernel_is_forked_by_the_zygote_and_runs_code(zygote, tmp_path):
+    async def body(km, kc):
+        parent = int(await _value(kc, "__import__('os').getppid()"))
+        pid = int(await _value(kc, "__import__('os').getpid()"))
+        answer = await _value(kc, "sum(range(10))")
+        return parent, pid, answer, km.provisioner.process.pid
+
+    parent, pid, answer, relay = _with_kernel(zygote, tmp_path, body)
+    assert parent == zygote.process.pid, "the kernel is not the zygote's child"
+    assert pid != relay and answer == "45"
+
+
+def test_the_kernel_starts_where_jupyter_client_asked_with_its_environment(zygote, tmp_path):
+    async def body(km, kc):
+        return (await _value(kc, "__import__('os').getcwd()"),
+                await _value(kc, "__import__('os').environ.get('JPY_PARENT_PID')"),
+                await _value(kc, "__import__('os').environ.get('MINIGRAD_KERNEL_ZYGOTE')"))
+
+    cwd, parent, token = _with_kernel(zygote, tmp_path, body)
+    assert cwd == repr(str(tmp_path))
+    assert parent == repr(str(os.getpid())), "the kernel's environment is not the one jupyter_client made"
+    assert token == "None", "the zygote's token reached the kernel"
+
+
+def test_an_interrupt_reaches_the_kernel(zygote, tmp_path):
+    async def body(km, kc):
+        msg_id = kc.execute("import time; time.sleep(60)")
+        await asyncio.sleep(1)
+        started = time.monotonic()
+        await km.interrupt_kernel()
+        while True:
+            reply = await kc.get_shell_msg(timeout=20)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply["content"], time.monotonic() - started
+
+    content, seconds = _with_kernel(zygote, tmp_path, body)
+    assert content["status"] == "error" and content["ename"] == "KeyboardInterrupt", content
+    assert seconds < 20
+
+
+def test_killing_the_relay_kills_the_kernel(zygote, tmp_path):
+    async def body(km, kc):
+        pid = int(await _value(kc, "__import__('os').getpid()"))
+        await km._async_kill_kernel()
+        return pid
+
+    assert _gone(_with_kernel(zygote, tmp_path, body)), "the kernel outlived its relay"
+
+
+def test_shutdown_ends_the_relay_with_the_kernels_status(zygote, tmp_path):
+    async def body(km, kc):
+        relay = km.provisioner.process
+        pid = int(await _value(kc, "__import__('os').getpid()"))
+        await km.shutdown_kernel()
+        return relay.wait(timeout=10), pid
+
+    status, pid = _with_kernel(zygote, tmp_path, body)
+    assert status == 0 and _gone(pid)
+
+
+def test_a_request_without_the_token_forks_nothing(zygote, tmp_path):
+    path, _ = zygote.address
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client, open(os.devnull) as null:
+        client.connect(path)
+        request = {"token": "0" * 32, "argv": ["-f", str(tmp_path / "kernel.json")], "cwd": str(tmp_path),
+                   "env": {}}
+        socket.send_fds(client, [json.dumps(request).encode() + b"\n"], [null.fileno()] * 3)
+        reply = json.loads(client.makefile("rb").readline())
+    assert "pid" not in reply and "bad token" in reply["error"]
+    # and it still serves its own grader
+    assert _with_kernel(zygote, tmp_path, lambda km, kc: _value(kc, "6 * 7")) == "42"
+
+
+def test_the_zygote_goes_with_its_worker(tmp_path):
+    """PR_SET_PDEATHSIG: a grading worker that dies leaves no zygote behind."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from course.kernel_zygote import KernelZygote; "
+            f"z = KernelZygote({str(tmp_path)!r}); print(z.process.pid, flush=True); time.sleep(60)")
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pid = int(worker.stdout.readline())
+    time.sleep(2)  # past its imports
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    assert _gone(pid), "the zygote outlived its worker"
+
+
+def test_kernels_go_with_their_zygote(tmp_path):
+    """A zygote that dies (its worker closed it, or it crashed) takes its kernels with it."""
+    own = KernelZygote(str(tmp_path))
+
+    async def body(km, kc):
+        pid = int(await _value(kc, "__import__('os').getpid()"))
+        own.close()
+        return pid
+
+    try:
+        assert _gone(_with_kernel(own, tmp_path, body)), "a kernel outlived its zygote"
+    finally:
+        own.close()
