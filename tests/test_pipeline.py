@@ -148,7 +148,7 @@ def _grade_chapter(course, chapter, scratch):
     if "release" in submissions:
         stub = trimmed_notebook(submissions["release"])
         answered = answer_cells(read_notebook(course.source(chapter)))
-        pasted = trimmed_notebook(submissions["release"])
+        pasted = copy.deepcopy(submissions["release"])
         for name, cell in answer_cells(pasted).items():
             cell.source = answered[name].source
         submissions["answered"] = pasted
