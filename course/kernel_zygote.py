@@ -17,7 +17,6 @@ neither.
 """
 
 import contextlib
-import ctypes
 import gc
 import json
 import os
@@ -25,16 +24,16 @@ import secrets
 import select
 import signal
 import socket
-import subprocess
 import sys
 import threading
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import List
 
+from .sandbox import die_with_parent, start_zygote, stop_zygote
+
 TOKEN_VARIABLE = "MINIGRAD_KERNEL_ZYGOTE"
 _KERNEL_COMMAND = ["-m", "ipykernel_launcher"]
-_PR_SET_PDEATHSIG = 1
 
 # The kernel process jupyter_client starts (`python -I -S -c RELAY -f <connection file>`): only the
 # standard library, so that it starts in milliseconds.
@@ -73,23 +72,16 @@ class KernelZygote:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
             server.bind(self.path)
             server.listen(16)
-            self.process = subprocess.Popen(
+            self.process = start_zygote(
                 [sys.executable, "-c", f"from course.kernel_zygote import serve; serve({server.fileno()})"],
-                cwd=folder, env=_zygote_environment(), pass_fds=[server.fileno()], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            )
-        self.process.stdin.write(self.token.encode() + b"\n")  # the token never appears in a command line
-        self.process.stdin.close()
+                self.token, folder, _zygote_environment(), pass_fds=[server.fileno()])
 
     @property
     def address(self):
         return [self.path, self.token]
 
     def close(self):
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=5)
+        stop_zygote(self.process)
 
 
 class ZygoteKernelManager(AsyncKernelManager):
@@ -138,7 +130,7 @@ def serve(fd):
     token = sys.stdin.readline().strip()
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: the kernel's folder is not on the path
         del sys.path[0]
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the worker's end is the zygote's
+    die_with_parent(signal.SIGTERM)  # the worker's end is the zygote's
     _preload()
     if threading.active_count() != 1:
         raise RuntimeError("the kernel zygote must not run threads: forking would copy them half-done")
@@ -210,7 +202,7 @@ def _become_kernel(request, fds):
     os.setsid()  # its own process group, as jupyter_client gives a kernel: signalled and killed whole
     # ipykernel's own watch on its parent is configured at import (in the zygote, unset): the kernel
     # goes with the zygote instead, which goes with its grading worker.
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    die_with_parent(signal.SIGKILL)
     if os.getppid() != request["zygote"]:
         os._exit(1)  # the zygote went before the line above
     for target, fd in enumerate(fds):

@@ -204,23 +204,16 @@ class Zygote:
     def __init__(self, folder):
         self.path = os.path.join(folder, "zygote.sock")
         self.token = secrets.token_hex(16)
-        self.process = subprocess.Popen(
+        self.process = start_zygote(
             [sys.executable, "-I", "-c", _bootstrap("zygote_main"), json.dumps([self.path, read_paths()])],
-            cwd=folder, env=environment(folder), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        self.process.stdin.write(self.token.encode() + b"\n")  # the token never appears in a command line
-        self.process.stdin.close()
+            self.token, folder, environment(folder))
 
     @property
     def address(self):
         return (self.path, self.token)
 
     def close(self):
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=5)
+        stop_zygote(self.process)
 
     @staticmethod
     def fork(address, sock_end, request, timeout=60):
@@ -248,6 +241,29 @@ class Zygote:
         return reply["pid"], reply["workdir"]
 
 
+def start_zygote(command, token, folder, env, pass_fds=()):
+    """A preloaded parent (this Zygote, or `course.kernel_zygote`'s) started in `folder`, in its own
+    session and silent, with its secret `token` on stdin: never on a command line, which any process
+    may read."""
+    process = subprocess.Popen(command, cwd=folder, env=env, pass_fds=pass_fds, stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process.stdin.write(token.encode() + b"\n")
+    process.stdin.close()
+    return process
+
+
+def stop_zygote(process):
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+def die_with_parent(signum):
+    """Have Linux send this process `signum` when its parent exits (PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
+
+
 # --------------------------------------------------------------------------- inside the sandbox
 def main():
     config = SandboxConfig(**json.loads(sys.argv[1]))
@@ -270,8 +286,7 @@ def zygote_main():
 
     path, paths = json.loads(sys.argv[1])
     token = sys.stdin.readline().strip()
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the worker's end is the zygote's
+    die_with_parent(signal.SIGTERM)  # the worker's end is the zygote's
     shell = _preload()
     if threading.active_count() != 1:
         raise RuntimeError("the zygote must not run threads: forking would copy them half-done")

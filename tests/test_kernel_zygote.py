@@ -129,14 +129,17 @@ def test_shutdown_ends_the_relay_with_the_kernels_status(zygote, tmp_path):
     assert status == 0 and _gone(pid)
 
 
-def test_a_request_without_the_token_forks_nothing(zygote, tmp_path):
-    path, _ = zygote.address
+def _ask_without_token(path, folder):
+    """The zygote's reply to a kernel request with a wrong token (it comes once the zygote serves)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client, open(os.devnull) as null:
         client.connect(path)
-        request = {"token": "0" * 32, "argv": ["-f", str(tmp_path / "kernel.json")], "cwd": str(tmp_path),
-                   "env": {}}
+        request = {"token": "0" * 32, "argv": ["-f", str(folder / "kernel.json")], "cwd": str(folder), "env": {}}
         socket.send_fds(client, [json.dumps(request).encode() + b"\n"], [null.fileno()] * 3)
-        reply = json.loads(client.makefile("rb").readline())
+        return json.loads(client.makefile("rb").readline())
+
+
+def test_a_request_without_the_token_forks_nothing(zygote, tmp_path):
+    reply = _ask_without_token(zygote.address[0], tmp_path)
     assert "pid" not in reply and "bad token" in reply["error"]
     # and it still serves its own grader
     assert _with_kernel(zygote, tmp_path, lambda km, kc: _value(kc, "6 * 7")) == "42"
@@ -148,13 +151,13 @@ def test_the_zygote_goes_with_its_worker(tmp_path):
     import sys
 
     code = ("import sys, time; from course.kernel_zygote import KernelZygote; "
-            f"z = KernelZygote({str(tmp_path)!r}); print(z.process.pid, flush=True); time.sleep(60)")
+            f"z = KernelZygote({str(tmp_path)!r}); print(z.process.pid, z.path, flush=True); time.sleep(60)")
     worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    pid = int(worker.stdout.readline())
-    time.sleep(2)  # past its imports
+    pid, path = worker.stdout.readline().split()
+    assert "error" in _ask_without_token(path, tmp_path)  # it serves: past its set-up, PDEATHSIG included
     worker.send_signal(signal.SIGKILL)
     worker.wait()
-    assert _gone(pid), "the zygote outlived its worker"
+    assert _gone(int(pid)), "the zygote outlived its worker"
 
 
 def test_kernels_go_with_their_zygote(tmp_path):
