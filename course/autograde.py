@@ -33,7 +33,7 @@ from .execute import JudgedExecute
 from .judge import ATTENTION_KEY
 from .preprocessors import RestoreCells
 from .kernel_zygote import KernelZygote, ZygoteKernelManager
-from .sandbox import Zygote
+from .sandbox import Zygote, heavy_imports
 from .pipeline import (
     REPOSITORY,
     Course,
@@ -166,9 +166,9 @@ def valid_student_id(student):
 _WORKER = {}
 
 
-def _worker_course(template):
-    """This worker process's own copy of the scratch course and its sandbox zygote (made on its
-    first submission, removed when the worker exits)."""
+def _worker_course(template, chapter):
+    """This worker process's own copy of the scratch course and its two zygotes, which preload the
+    heavy modules the chapter imports (made on its first submission, removed when the worker exits)."""
     if "root" not in _WORKER:
         from multiprocessing.util import Finalize
 
@@ -176,9 +176,10 @@ def _worker_course(template):
         shutil.copytree(template, root, dirs_exist_ok=True)
         root.chmod(0o700)  # private: the gradebook copy, the zygote's socket, the kernels' sockets
         _WORKER["root"] = root
-        _WORKER["zygote"] = zygote = Zygote(str(root))
+        heavy = heavy_imports(root / "solutions" / chapter / f"{chapter}.ipynb")
+        _WORKER["zygote"] = zygote = Zygote(str(root), heavy)
         Finalize(None, zygote.close, exitpriority=10)
-        _WORKER["kernel_zygote"] = kernel_zygote = KernelZygote(str(root))
+        _WORKER["kernel_zygote"] = kernel_zygote = KernelZygote(str(root), heavy)
         Finalize(None, kernel_zygote.close, exitpriority=10)
         Finalize(None, shutil.rmtree, args=(root, True), exitpriority=5)
     return _WORKER["root"]
@@ -187,8 +188,8 @@ def _worker_course(template):
 def grade_submission(template, settings, student, folder, autograded_target):
     """Grade one submission in this worker's course; returns a StudentResult. The autograded
     folder is copied to `autograded_target` (the course's own, per student: no contention), if any."""
-    root = _worker_course(template)
     chapter = settings.chapter
+    root = _worker_course(template, chapter)
     submitted = root / "course" / "submitted" / student / chapter
     autograded = root / "course" / "autograded" / student / chapter
     for path in (submitted, autograded):

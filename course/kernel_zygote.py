@@ -30,7 +30,7 @@ import threading
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import List
 
-from .sandbox import die_with_parent, start_zygote, stop_zygote
+from .sandbox import checked_heavy, die_with_parent, preload_heavy, reread_settings, start_zygote, stop_zygote
 
 TOKEN_VARIABLE = "MINIGRAD_KERNEL_ZYGOTE"
 _KERNEL_COMMAND = ["-m", "ipykernel_launcher"]
@@ -64,7 +64,8 @@ os._exit(json.loads(line)["status"] if line else 1)
 class KernelZygote:
     """The zygote process of one grading worker; `address` is what its kernel manager needs."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, heavy=()):
+        heavy = checked_heavy(heavy)
         self.path = os.path.join(folder, "kernel-zygote.sock")
         self.token = secrets.token_hex(16)
         # Bound here, before the zygote starts: a kernel asked for while it is still importing waits
@@ -73,7 +74,7 @@ class KernelZygote:
             server.bind(self.path)
             server.listen(16)
             self.process = start_zygote(
-                [sys.executable, "-c", f"from course.kernel_zygote import serve; serve({server.fileno()})"],
+                [sys.executable, "-c", f"from course.kernel_zygote import serve; serve({server.fileno()}, {heavy!r})"],
                 self.token, folder, _zygote_environment(), pass_fds=[server.fileno()])
 
     @property
@@ -124,14 +125,16 @@ def _preload():
         import tqdm.notebook  # noqa: F401
 
 
-def serve(fd):
-    """The zygote's loop: preload, then fork a kernel per request and report how each one ended.
-    One thread and `select` (never threads: a fork would copy them half-done)."""
+def serve(fd, heavy=()):
+    """The zygote's loop: preload (and the chapter's `heavy` modules, see `course.sandbox.HEAVY_MODULES`),
+    then fork a kernel per request and report how each one ended. One thread and `select` (never
+    threads: a fork would copy them half-done)."""
     token = sys.stdin.readline().strip()
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: the kernel's folder is not on the path
         del sys.path[0]
     die_with_parent(signal.SIGTERM)  # the worker's end is the zygote's
     _preload()
+    preload_heavy(heavy)
     if threading.active_count() != 1:
         raise RuntimeError("the kernel zygote must not run threads: forking would copy them half-done")
     gc.freeze()  # the kernels' collections skip what was preloaded, and leave its pages shared
@@ -211,6 +214,7 @@ def _become_kernel(request, fds):
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    reread_settings()
     sys.argv = ["ipykernel_launcher", *request["argv"]]
     status = 1
     try:

@@ -194,18 +194,20 @@ def terminate(sandbox):
 class Zygote:
     """A preloaded sandbox parent: one per grading worker, it forks a fresh sandbox for each
     notebook in milliseconds instead of starting Python and importing numpy, matplotlib, IPython
-    and minigrad again (over a second of CPU per notebook on the reference machine).
+    and minigrad again (over a second of CPU per notebook on the reference machine), and the
+    chapter's `heavy` modules (see `HEAVY_MODULES`).
 
     Requests come over a Unix socket in the worker's private folder and carry a secret token
     (known to the worker and the judge kernels it starts, never to a sandbox): the socket of the
     new sandbox travels with the request (SCM_RIGHTS); the zygote answers with its pid and folder.
     """
 
-    def __init__(self, folder):
+    def __init__(self, folder, heavy=()):
         self.path = os.path.join(folder, "zygote.sock")
         self.token = secrets.token_hex(16)
         self.process = start_zygote(
-            [sys.executable, "-I", "-c", _bootstrap("zygote_main"), json.dumps([self.path, read_paths()])],
+            [sys.executable, "-I", "-c", _bootstrap("zygote_main"),
+             json.dumps([self.path, read_paths(), checked_heavy(heavy)])],
             self.token, folder, environment(folder))
 
     @property
@@ -284,10 +286,11 @@ def zygote_main():
     import socket
     import threading
 
-    path, paths = json.loads(sys.argv[1])
+    path, paths, heavy = json.loads(sys.argv[1])
     token = sys.stdin.readline().strip()
     die_with_parent(signal.SIGTERM)  # the worker's end is the zygote's
     shell = _preload()
+    preload_heavy(heavy)
     if threading.active_count() != 1:
         raise RuntimeError("the zygote must not run threads: forking would copy them half-done")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the sandboxes
@@ -320,6 +323,7 @@ def zygote_main():
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setsid()
                 os.environ.update(environment(workdir))
+                reread_settings()
                 os.chdir(workdir)
                 try:
                     _serve(config, shell)
@@ -345,6 +349,78 @@ def _preload():
     from minigrad import plain  # noqa: F401
 
     return StudentShell.instance()
+
+
+# Modules too heavy to preload for every chapter: a class's two zygotes (this one and the judge
+# kernels', `course.kernel_zygote`) import them only when its chapter's notebook does. numba's import
+# and its compiler's first set-up cost each sandbox and each judge kernel of chapter 9 about a
+# CPU-second (benchmarks/README.md); preloaded for every chapter, they would count against each
+# sandbox's memory limit (RLIMIT_DATA counts the mappings a fork inherits) for nothing.
+HEAVY_MODULES = ("numba",)
+
+
+def heavy_imports(notebook_path):
+    """The HEAVY_MODULES that a chapter's notebook imports in any code cell (the instructor's
+    solution notebook: trusted code, read, never run here)."""
+    import ast
+
+    import nbformat
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    imported = set()
+    for cell in nbformat.read(str(notebook_path), as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        try:  # IPython's syntax (magics, `!`) made Python first, as the kernel would
+            tree = ast.parse(TransformerManager().transform_cell(cell.source))
+        except SyntaxError:
+            continue  # the cell cannot run, so it imports nothing
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    return [name for name in HEAVY_MODULES if name in imported]
+
+
+def checked_heavy(names):
+    """`names` as a list, each one of HEAVY_MODULES (they reach a zygote's command line)."""
+    unknown = sorted(set(names) - set(HEAVY_MODULES))
+    if unknown:
+        raise ValueError(f"zygote: {unknown} are not among the modules a zygote may preload {HEAVY_MODULES}")
+    return list(names)
+
+
+def preload_heavy(names):
+    """Import `names` and do their one-time set-up once, in the zygote, instead of in every fork.
+
+    For numba: minigrad's numba backend, and one compile of a small array loop, which sets up the
+    compiler (its CPU target, typing and LLVM) that a fork's first kernel would otherwise set up:
+    ~0.3 CPU-s of the ~0.5 a sandbox's first `jit.compile` costs. That compile runs on this thread
+    (no parallel target: a zygote must not start threads) and is not cached on disk.
+    """
+    if "numba" in checked_heavy(names):
+        import math
+
+        import numba
+        import numpy
+
+        import minigrad.jit.backends.numba_backend  # noqa: F401
+
+        def warm_up(x, out):
+            for i in range(x.shape[0]):
+                out[i] = math.tanh(x[i]) * 2.0
+
+        x = numpy.ones(4)
+        numba.njit(cache=False, error_model="numpy")(warm_up)(x, numpy.empty_like(x))
+
+
+def reread_settings():
+    """In a fork, once its environment is its own: numba read its NUMBA_* settings (the cache
+    folder among them) from the zygote's environment when the zygote imported it."""
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        numba.core.config.reload_config()
 
 
 def lock_down(config):
