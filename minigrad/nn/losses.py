@@ -90,13 +90,14 @@ def cross_entropy(logits, labels, reduction="mean", ignore_index=-100, label_smo
     if label_smoothing:
         smooth = (label_smoothing / logits.shape[1]) * keep[:, None].astype(logits.dtype)
         target = Tensor._result((1.0 - label_smoothing) * target.data + smooth, None)
+    log_probs = log_softmax(logits, axis=1)
     if reduction == "mean" and keep.all():
         # The common case: −1/n folded into the constant target, so that the loss is three
         # recorded operations (log-softmax, product, sum) rather than five with a negation and a
         # division; each costs a node and a VJP rule in every training step.
         weights = Tensor._result(target.data * logits.dtype.type(-1.0 / len(labels)), None)
-        return (log_softmax(logits, axis=1) * weights).sum()
-    return _reduce_kept("cross_entropy", -(log_softmax(logits, axis=1) * target).sum(axis=1), keep, reduction)
+        return (log_probs * weights).sum()
+    return _reduce_kept("cross_entropy", -(log_probs * target).sum(axis=1), keep, reduction)
 
 
 def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
