@@ -422,8 +422,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run (figures are noisy)")
     parser.add_argument("--clock", choices=sorted(harness.CLOCKS), default="cpu", help="process CPU time (default) or wall time")
+    parser.add_argument("--default-allocator", action="store_true", help="leave glibc's malloc thresholds alone (see harness.steady_allocator)")
     args = parser.parse_args(argv)
     harness.use_clock(args.clock)
+    if not args.default_allocator:
+        harness.steady_allocator()
 
     torch = harness.single_threaded_torch()
     harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": args.clock, **harness.machine()})
