@@ -261,6 +261,14 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return len(self.data)
 
+    def __iter__(self):
+        """The sub-tensors along the first axis, each `self[i]` (recorded, so gradients flow), as in
+        PyTorch. Without this method Python would iterate by indexing until an IndexError, and an
+        index past the end is a ShapeError here."""
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self.data)))
+
     def __repr__(self):
         body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
         extra = f", op={self.op}" if self.node is not None else ""

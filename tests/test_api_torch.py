@@ -47,6 +47,7 @@ METHODS = {
     "mg.maximum": (lambda x: mg.maximum(x, x.T.reshape(3, 4)), lambda x: torch.maximum(x, x.T.reshape(3, 4))),
     "mg.clamp": (lambda x: mg.clamp(x, -0.5, 0.5), lambda x: torch.clamp(x, -0.5, 0.5)),
     "mg.sqrt": (lambda x: mg.sqrt(x * x + 1.0), lambda x: torch.sqrt(x * x + 1.0)),
+    "iteration": (lambda x: mg.stack([row * i for i, row in enumerate(x)]), lambda x: torch.stack([row * i for i, row in enumerate(x)])),
 }
 
 
@@ -63,6 +64,14 @@ def test_method_matches_torch(name):
     assert out.shape == tuple(t_out.shape), name
     np.testing.assert_allclose(out.data, t_out.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_iteration_walks_the_first_axis_and_refuses_a_scalar():
+    x = mg.tensor(DATA)
+    assert [row.data.tolist() for row in x] == DATA.tolist()
+    assert len(list(mg.tensor(DATA[:0]))) == 0
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(mg.tensor(1.0))
 
 
 def test_norm_at_the_origin_has_gradient_zero_like_torch():
