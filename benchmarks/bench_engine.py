@@ -17,6 +17,9 @@ their ratio (below 1: minigrad is faster), the target ratio and whether it is me
   search recurses once per vertex, so it fails near Python's default recursion limit of 1000.
 * forward and backward through 100,000 operations y = tanh(y · w), a second leaf w feeding every
   step: per-operation cost of a deep scalar graph with a nonlinearity and fan-out on a leaf.
+* an epoch of a character-level RNN as a self-learner writes it (min-char-rnn's shape: `RNNCell`,
+  tanh, 100 hidden units, one-hot characters, 25 steps of truncated backpropagation through time;
+  16 streams, a linear head, cross-entropy, clipping, Adam): hundreds of small operations a step.
 
 The MLP line also carries minigrad's ratio to the numpy floor and the floor's to PyTorch (whose
 BLAS may be the faster one: then no engine on numpy can reach PyTorch on that machine).
@@ -43,6 +46,7 @@ TARGETS = {  # the most minigrad may take, as a multiple of PyTorch's time (issu
     "mlp_step": 1.0,  # where numpy's BLAS is not the slower one; see MLP_FLOOR_TARGET
     "chain_backward": 0.75,
     "tanh_chain_forward_backward": 0.75,
+    "char_rnn_epoch": 1.0,
 }
 MLP_FLOOR_TARGET = 1.03  # the MLP step may take at most 3 % more than numpy by hand (issue 13)
 
@@ -418,15 +422,121 @@ def bench_chain(torch, quick):
     ]
 
 
+# --------------------------------------------------------------------------- a char-RNN epoch
+RNN_STEPS, RNN_STREAMS, RNN_HIDDEN, RNN_LR, RNN_CLIP = 25, 16, 100, 1e-2, 5.0
+
+
+class CharRNN(nn.Module):
+    """RNNCell over one-hot characters, a linear head on each hidden state."""
+
+    def __init__(self, vocab, rng):
+        self.cell = nn.RNNCell(vocab, RNN_HIDDEN, rng=rng)
+        self.head = nn.Linear(RNN_HIDDEN, vocab, rng=rng)
+
+    def forward(self, xs, h):
+        logits = []
+        for x in xs:
+            h = self.cell(x, h)
+            logits.append(self.head(h))
+        return mg.stack(logits), h
+
+
+def _torch_char_rnn(torch, vocab):
+    class TorchCharRNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = torch.nn.RNNCell(vocab, RNN_HIDDEN)
+            self.head = torch.nn.Linear(RNN_HIDDEN, vocab)
+
+        def forward(self, xs, h):
+            logits = []
+            for x in xs:
+                h = self.cell(x, h)
+                logits.append(self.head(h))
+            return torch.stack(logits), h
+
+    return TorchCharRNN().double()
+
+
+def _char_rnn_chunks():
+    """(one-hot inputs (time, stream, vocab), next-character labels (time·stream,)) for each window
+    of RNN_STEPS characters along 16 parallel streams of the course's text, and the vocabulary size."""
+    from minigrad.data import load_text
+
+    text = load_text()
+    alphabet = sorted(set(text))
+    ids = np.array([alphabet.index(c) for c in text])
+    length = len(ids) // RNN_STREAMS
+    streams = ids[: RNN_STREAMS * length].reshape(RNN_STREAMS, length)
+    one_hot = np.eye(len(alphabet))
+    starts = range(0, length - RNN_STEPS - 1, RNN_STEPS)
+    return [(one_hot[streams[:, s : s + RNN_STEPS]].transpose(1, 0, 2).copy(), streams[:, s + 1 : s + RNN_STEPS + 1].T.reshape(-1).copy()) for s in starts], len(alphabet)
+
+
+def bench_char_rnn(torch, quick):
+    """One epoch of truncated BPTT over the text: forward, loss, backward, clipping, Adam, per window."""
+    chunks, vocab = _char_rnn_chunks()
+    model = CharRNN(vocab, np.random.default_rng(0))
+    module = _torch_char_rnn(torch, vocab)
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(model).items()})
+    torch_chunks = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in chunks]
+
+    def minigrad_loss(x, y, h):
+        logits, h = model(mg.tensor(x), h)
+        return nn.cross_entropy(logits.reshape(-1, vocab), y), h
+
+    def pytorch_loss(x, y, h):
+        logits, h = module(x, h)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), y), h
+
+    # The same model: the first window's loss and gradients agree before any step is taken.
+    loss, _ = minigrad_loss(*chunks[0], mg.tensor(np.zeros((RNN_STREAMS, RNN_HIDDEN))))
+    torch_loss, _ = pytorch_loss(*torch_chunks[0], torch.zeros(RNN_STREAMS, RNN_HIDDEN, dtype=torch.float64))
+    loss.backward()
+    torch_loss.backward()
+    _check("char_rnn loss", loss.item(), torch_loss.item())
+    _check("char_rnn d/dW_hh", model.cell.weight_hh.grad.data, module.cell.weight_hh.grad.numpy().T)
+    optimizer = optim.Adam(model.parameters(), lr=RNN_LR)
+    torch_optimizer = torch.optim.Adam(module.parameters(), lr=RNN_LR)
+
+    def minigrad_epoch():
+        h = mg.tensor(np.zeros((RNN_STREAMS, RNN_HIDDEN)))
+        for x, y in chunks:
+            loss, h = minigrad_loss(x, y, h)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), RNN_CLIP)
+            optimizer.step()
+            h = h.detach()
+        return loss.item()
+
+    def pytorch_epoch():
+        h = torch.zeros(RNN_STREAMS, RNN_HIDDEN, dtype=torch.float64)
+        for x, y in torch_chunks:
+            loss, h = pytorch_loss(x, y, h)
+            torch_optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(module.parameters(), RNN_CLIP)
+            torch_optimizer.step()
+            h = h.detach()
+        return loss.item()
+
+    minigrad_epoch(), pytorch_epoch()
+    harness.freeze_heap()
+    number, repeat = (1, 2) if quick else (3, 15)
+    runs = harness.time_interleaved({"minigrad": minigrad_epoch, "pytorch": pytorch_epoch}, number, repeat)
+    return _record(
+        "char_rnn_epoch", "ms/epoch", harness.summarize(runs, scale=1e3), TARGETS["char_rnn_epoch"],
+        windows=len(chunks), steps=RNN_STEPS, streams=RNN_STREAMS, hidden=RNN_HIDDEN, vocab=vocab, optimizer="Adam",
+    )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run (figures are noisy)")
-    parser.add_argument("--clock", choices=sorted(harness.CLOCKS), default="cpu", help="process CPU time (default) or wall time")
-    parser.add_argument("--default-allocator", action="store_true", help="leave glibc's malloc thresholds alone (see harness.steady_allocator)")
+    harness.add_timing_options(parser)
     args = parser.parse_args(argv)
-    harness.use_clock(args.clock)
-    if not args.default_allocator:
-        harness.steady_allocator()
+    harness.apply_timing_options(args)
 
     torch = harness.single_threaded_torch()
     harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": args.clock, **harness.machine()})
@@ -435,6 +545,7 @@ def main(argv=None):
         bench_mlp(torch, args.quick),
         *bench_chain(torch, args.quick),
         bench_tanh_chain(torch, args.quick),
+        bench_char_rnn(torch, args.quick),
     ]
     targets = {r["benchmark"]: {"ratio": r["ratio"], "target": r["target"], "met": r["met"]} for r in records if "target" in r}
     mlp = next(r for r in records if r["benchmark"] == "mlp_step")  # its second target: the numpy floor

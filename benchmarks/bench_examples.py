@@ -190,9 +190,9 @@ def measure(name, torch, quick):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run (figures are noisy)")
-    parser.add_argument("--clock", choices=sorted(harness.CLOCKS), default="cpu", help="process CPU time (default) or wall time")
+    harness.add_timing_options(parser)
     args = parser.parse_args(argv)
-    harness.use_clock(args.clock)
+    harness.apply_timing_options(args)
     torch = harness.single_threaded_torch()
     harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": args.clock, **harness.machine()})
     harness.freeze_heap()

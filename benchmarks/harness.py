@@ -35,6 +35,18 @@ def use_clock(name):
     clock = CLOCKS[name]
 
 
+def add_timing_options(parser):
+    """The options every engine benchmark shares: which clock, and whether to steady the allocator."""
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="process CPU time (default) or wall time")
+    parser.add_argument("--default-allocator", action="store_true", help="leave glibc's malloc thresholds alone (see harness.steady_allocator)")
+
+
+def apply_timing_options(args):
+    use_clock(args.clock)
+    if not args.default_allocator:
+        steady_allocator()
+
+
 def single_threaded_torch():
     """Import torch limited to one intra-op and one inter-op thread."""
     import torch
