@@ -12,6 +12,8 @@ their ratio (below 1: minigrad is faster), the target ratio and whether it is me
 * an MLP training step (batch 64, 784-256-256-10, ReLU, cross-entropy, SGD), where the matrix
   products dominate and the engine's overhead should disappear. Float64 on both sides, so that
   both run the same arithmetic; hand-written numpy again as the floor.
+* forward and backward of a deep, wide MLP (16 × Linear(512, 512) + ReLU, batch 256), where the
+  matrix products are nearly everything: the engine against the numpy floor, and BLAS against BLAS.
 * backward through a chain of 100,000 scalar operations, per operation: the engine's cost per
   graph vertex, with micrograd (Karpathy's recursive `Value`) as the contrast: its depth-first
   search recurses once per vertex, so it fails near Python's default recursion limit of 1000.
@@ -226,6 +228,65 @@ def bench_mlp(torch, quick):
         ratio_to_numpy=round(floor_ratio, 3), numpy_floor_target=MLP_FLOOR_TARGET,
         numpy_floor_met=floor_ratio <= MLP_FLOOR_TARGET, numpy_to_pytorch=round(numpy_to_pytorch, 3),
         slower_blas="numpy" if numpy_to_pytorch > 1 else "pytorch",
+    )
+
+
+# --------------------------------------------------------------------------- a deep, wide MLP
+DEEP_LAYERS, DEEP_WIDTH, DEEP_BATCH = 16, 512, 256  # bench_checkpoint.py's model at N = 16
+
+
+def bench_deep_mlp(torch, quick):
+    """Forward and backward of 16 × (Linear(512, 512), ReLU), batch 256, loss = sum of the output:
+    the matrix products are ~95 % of the step, so the engine's overhead should vanish against the
+    numpy floor, and what remains against PyTorch is the two libraries' BLAS."""
+    layers, width = (4, 64) if quick else (DEEP_LAYERS, DEEP_WIDTH)
+    rng = np.random.default_rng(3)
+    model = nn.Sequential(*[m for _ in range(layers) for m in (nn.Linear(width, width, rng=rng), nn.ReLU())])
+    x0 = rng.standard_normal((DEEP_BATCH, width))
+    x = mg.tensor(x0)
+    weights = [(linear.weight.data.copy(), linear.bias.data.copy()) for linear in model.layers[::2]]
+    torch_model = torch.nn.Sequential(*[m for _ in range(layers) for m in (torch.nn.Linear(width, width, dtype=torch.float64), torch.nn.ReLU())])
+    with torch.no_grad():
+        for (w, bias), linear in zip(weights, torch_model[::2]):
+            linear.weight.copy_(torch.from_numpy(w.T))
+            linear.bias.copy_(torch.from_numpy(bias))
+    tx = torch.from_numpy(x0)
+
+    def minigrad_step():
+        model.zero_grad()
+        model(x).sum().backward()
+        return model.layers[0].weight.grad.data
+
+    def pytorch_step():
+        torch_model.zero_grad()
+        torch_model(tx).sum().backward()
+        return torch_model[0].weight.grad.numpy().T
+
+    def numpy_step():
+        inputs, pre_activations = [x0], []
+        for w, bias in weights:
+            z = inputs[-1] @ w + bias
+            pre_activations.append(z)
+            inputs.append(np.maximum(z, 0))
+        g = np.ones_like(inputs[-1])
+        for i in reversed(range(layers)):
+            g = g * (pre_activations[i] > 0).astype(g.dtype)
+            grad_w, _grad_b = inputs[i].T @ g, g.sum(axis=0)
+            if i:
+                g = g @ weights[i][0].T
+        return grad_w
+
+    results = [step() for step in (minigrad_step, pytorch_step, numpy_step)]
+    _check("deep_mlp d/dW_1", results[0], results[1])
+    _check("deep_mlp d/dW_1 (numpy)", results[2], results[1])
+    harness.freeze_heap()
+    number, repeat = (2, 2) if quick else (3, 10)
+    runs = harness.time_interleaved({"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}, number, repeat)
+    figures = harness.summarize(runs, scale=1e3)
+    return _record(
+        "deep_mlp_forward_backward", "ms/step", figures, layers=layers, width=width, batch=DEEP_BATCH, dtype="float64",
+        ratio_to_numpy=round(figures["minigrad"]["min"] / figures["numpy"]["min"], 3),
+        numpy_to_pytorch=round(figures["numpy"]["min"] / figures["pytorch"]["min"], 3),
     )
 
 
@@ -543,6 +604,7 @@ def main(argv=None):
     records = [
         bench_per_op(torch, args.quick),
         bench_mlp(torch, args.quick),
+        bench_deep_mlp(torch, args.quick),
         *bench_chain(torch, args.quick),
         bench_tanh_chain(torch, args.quick),
         bench_char_rnn(torch, args.quick),

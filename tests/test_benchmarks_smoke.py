@@ -18,7 +18,7 @@ SCRIPT = BENCHMARKS / "bench_engine.py"
 # issue 13, "Eager engine"
 TARGETS = {"per_op_4x4": 0.8, "mlp_step": 1.0, "chain_backward": 0.75, "tanh_chain_forward_backward": 0.75, "char_rnn_epoch": 1.0}
 WITHOUT_NUMPY = {"char_rnn_epoch"}  # a self-learner's model against PyTorch alone: no floor written by hand
-MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward"}
+MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward", "deep_mlp_forward_backward"}
 FLOOR = "mlp_step_numpy_floor"  # the MLP step against numpy by hand, within 3 %
 
 pytestmark = pytest.mark.xdist_group("benchmarks-smoke")  # one worker runs each script's quick run once
