@@ -1312,7 +1312,7 @@ else:
 # * **Epilogue fusion** finishes matrix product, bias and activation while each output row is in the cache; it pays where
 #   the product is memory-bound, while large products need BLAS-style blocking.
 # * A fused kernel reaches memory speed only if its body vectorises: library calls such as `tanhf` make it
-#   compute-bound, vectorisable functions with a bounded error (within 1.5 ulp for the default `tanh`, $< 10^{-6}$
+#   compute-bound, vectorisable functions with a bounded error (within 1.75 ulp for the default `tanh`, $< 10^{-6}$
 #   relative with fast math) make it memory-bound again.
 # * The same generated kernels run on a GPU as grid-stride loops; on the GPU, with its higher machine balance, fusion
 #   matters even more.
