@@ -190,6 +190,29 @@ def test_outputs_are_copies_safe_from_the_next_call():
     np.testing.assert_array_equal(first.data, [2.0, 2.0, 2.0])
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_outputs_are_fresh_arrays_never_shared_with_the_arena_the_inputs_or_each_other(backend):
+    """Computed outputs are written straight into arrays of their own; a value returned twice, an
+    input returned as it is, and every output of a second call are separate arrays."""
+
+    def fn(x):
+        y = x * 2.0
+        return y, y, x, (y + 1.0).exp()
+
+    compiled = jit.compile(fn, backend=backend)
+    x = np.ones(3)
+    first = [t.data for t in compiled(x)]
+    runner = compiled.runner
+    second = [t.data for t in compiled(np.full(3, 5.0))]
+    for a, b in [(first[0], first[1]), (first[2], x), (first[0], second[0]), (first[3], second[3])]:
+        assert not np.shares_memory(a, b)
+    assert not any(np.shares_memory(r, runner.arena) for r in first + second)
+    np.testing.assert_array_equal(first[0], [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(first[2], x)
+    np.testing.assert_allclose(first[3], np.exp(3.0))
+    np.testing.assert_allclose(second[3], np.exp(11.0))
+
+
 def test_interpreter_checks_input_shapes():
     runner = jit.get_backend("numpy").compile(jit.trace(lambda x: x * 2.0, np.ones(3)))
     with pytest.raises(ShapeError, match=r"input 0 must have shape \(3,\) and dtype float64, got \(4,\)"):

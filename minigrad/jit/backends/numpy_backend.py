@@ -7,8 +7,11 @@ operations (indexing, reshapes, the rarer primitives) compute with their `Primit
 same code eager minigrad runs, and are copied into the view. Values whose lifetimes do not overlap
 share bytes, so a rerun uses exactly the planned peak, however long the program.
 
-The arena belongs to the compiled function and is reused by every call; outputs are copied out of
-it. A compiled function is therefore not safe to call from two threads at once.
+The arena belongs to the compiled function and is reused by every call, so what a call returns
+cannot live in it: an output an operation computes is written into a fresh array of its own at
+each call (copying it out of the arena afterwards cost as much again as a fused kernel over large
+arrays: benchmarks/README.md), and an output that is an input or a constant is copied. A compiled
+function is not safe to call from two threads at once.
 """
 
 import numpy as np
@@ -80,6 +83,7 @@ class PlannedInterpreter:
             if n.op not in SOURCES
         ]
         self.outputs = [position[i] for i in graph.outputs]
+        self.fresh = {k: self.values[k] for k in self.outputs if graph.nodes[k].op not in SOURCES}
 
     def __call__(self, *arrays):
         if len(arrays) != len(self.inputs):
@@ -92,9 +96,16 @@ class PlannedInterpreter:
                     f"dtype {node.dtype}, got {np.shape(array)} {np.asarray(array).dtype}"
                 )
             values[k] = np.asarray(array)
+        for k, planned in self.fresh.items():
+            values[k] = np.empty_like(planned)
         for kernel, sources, k in self.steps:
             kernel(*[values[s] for s in sources], values[k])
-        return [np.array(values[k]) for k in self.outputs]  # copies: the arena is reused by the next call
+        returned = set()
+        results = []
+        for k in self.outputs:  # the same value twice, an input or a constant: copies, as numpy would give
+            results.append(values[k] if k in self.fresh and k not in returned else np.array(values[k]))
+            returned.add(k)
+        return results
 
 
 def run_graph(graph, *arrays):
