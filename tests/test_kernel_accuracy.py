@@ -19,7 +19,8 @@ from minigrad import jit
 from minigrad.jit import fastmath
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-THRESHOLDS = [0.5, 9.25, 88.72283935546875, -87.3365478515625, -103.97, 1.0, 2.0**-12]  # where algorithms switch or saturate
+THRESHOLDS = [0.5, 9.25, 88.72283935546875, -87.3365478515625, -103.97, 1.0, 2.0**-12,  # where algorithms switch
+              math.log(2) / 2]  # or saturate; tanh's reduction goes from n = 0 to 1 at |x| = ln(2)/2
 
 
 @pytest.fixture(autouse=True)

@@ -30,8 +30,8 @@ ARM's optimized-routines):
   e^x = 2^n + 2^n (e^f - 1), one rounding. 2^n is written straight into the exponent bits, as two
   factors so that subnormal results and the overflow to inf come out of the arithmetic itself.
 * `tanh`: tanh(a) = h / (1 + h) with h = (e^(2a) - 1) / 2, a = |x|, one formula over the whole
-  range (a second polynomial for small |x|, computed beside it and selected, cost a quarter of a
-  fused GELU's time). e^(2a) = 2^n e^f is reduced with n = floor(2a / ln 2), so 0 <= f < ln 2 and
+  range (a second polynomial for small |x|, computed beside it and selected, cost a sixth of a
+  fused GELU's time on Zen 4). e^(2a) = 2^n e^f is reduced with n = floor(2a / ln 2), so 0 <= f < ln 2 and
   h = 2^(n-1) (1 + (e^f - 1)) - 1/2 adds two positive terms for n >= 1 (nothing cancels), and is
   (e^f - 1) / 2 exactly for n = 0, where e^f - 1 = f + f^2 D(f) keeps its relative accuracy however
   small f is. Where h is small, 1 + h rounds away the low bits of h, so the quotient t is corrected

@@ -83,7 +83,10 @@ class PlannedInterpreter:
             if n.op not in SOURCES
         ]
         self.outputs = [position[i] for i in graph.outputs]
+        # computed output -> its planned view, which gives the shape and dtype of its fresh array
         self.fresh = {k: self.values[k] for k in self.outputs if graph.nodes[k].op not in SOURCES}
+        # returned as it is: a computed output's first occurrence; a repeat, an input or a constant is copied
+        self.as_is = [k in self.fresh and k not in self.outputs[:i] for i, k in enumerate(self.outputs)]
 
     def __call__(self, *arrays):
         if len(arrays) != len(self.inputs):
@@ -100,12 +103,7 @@ class PlannedInterpreter:
             values[k] = np.empty_like(planned)
         for kernel, sources, k in self.steps:
             kernel(*[values[s] for s in sources], values[k])
-        returned = set()
-        results = []
-        for k in self.outputs:  # the same value twice, an input or a constant: copies, as numpy would give
-            results.append(values[k] if k in self.fresh and k not in returned else np.array(values[k]))
-            returned.add(k)
-        return results
+        return [values[k] if as_is else np.array(values[k]) for k, as_is in zip(self.outputs, self.as_is)]
 
 
 def run_graph(graph, *arrays):
