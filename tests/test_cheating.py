@@ -23,8 +23,9 @@ from course.pipeline import REPOSITORY, Course, NbgraderCourse, read_notebook, t
 
 CHAPTER = "ch01_graph"
 CHEATS = load_cheats(CHAPTER)
-# Limits small enough for a shared 2-core machine and still well above what the honest code needs.
-SETTINGS = dict(workers=2, cell_timeout=20, notebook_timeout=240, memory_mb=1024)
+# Limits small enough for a shared 2-core machine (the endless loop and the fork bomb each run one cell
+# to its limit) and still well above what the honest code needs.
+SETTINGS = dict(workers=2, cell_timeout=10, notebook_timeout=240, memory_mb=1024)
 # Cheats that, were the sandbox missing, would really reach outside it: refused rather than run.
 NEEDS_ISOLATION = {"write_course", "read_solutions", "kill_judge", "fork_bomb"}
 

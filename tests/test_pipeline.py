@@ -65,6 +65,9 @@ FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures" / "course"
 FIXTURE = Course(FIXTURE_ROOT, FIXTURE_ROOT / "chapters")
 CHAPTERS = [(COURSE, chapter) for chapter in COURSE.chapters()] + [(FIXTURE, c) for c in FIXTURE.chapters()]
 SOLUTION_SECONDS_SANITY_BOUND = 300  # not a performance test: only catches a runaway notebook
+# The self-test class's cell budget: its answers take milliseconds, and its slow experiment must
+# outlast the budget, which at the default (60 s) left a grading worker asleep for a minute.
+FIXTURE_CELL_TIMEOUT = 5
 COMMON_CHEATS = load_cheats()
 
 
@@ -152,9 +155,9 @@ def _grade_chapter(course, chapter, scratch):
         for name, cell in answer_cells(pasted).items():
             cell.source = answered[name].source
         submissions["answered"] = pasted
-        if course is FIXTURE:  # an honest notebook with one ungraded cell slower than the default cell budget
+        if course is FIXTURE:  # an honest notebook with one ungraded cell slower than the cell budget
             slow = copy.deepcopy(pasted)
-            slow.cells.insert(1, nbformat.v4.new_code_cell(f"import time\ntime.sleep({Settings.cell_timeout + 1})"))
+            slow.cells.insert(1, nbformat.v4.new_code_cell(f"import time\ntime.sleep({FIXTURE_CELL_TIMEOUT + 1})"))
             submissions["slow_experiment"] = slow
         for cheat in COMMON_CHEATS.values():
             submissions[f"cheat.{cheat.name}"], files[f"cheat.{cheat.name}"] = cheating_notebook(
@@ -166,7 +169,8 @@ def _grade_chapter(course, chapter, scratch):
     with concurrent.futures.ThreadPoolExecutor(1) as beside:  # a subprocess: it overlaps the class
         local = beside.submit(local_verdicts, {name: trimmed_notebook(submissions[name])
                                                for name in _validated(course, chapter, submissions)})
-        results = grade_class(Settings(chapter, root=root, workers=2), folders)
+        budget = {"cell_timeout": FIXTURE_CELL_TIMEOUT} if course is FIXTURE else {}
+        results = grade_class(Settings(chapter, root=root, workers=2, **budget), folders)
     if _digests(course.root / "solutions" / chapter, root / "solutions" / chapter) != before:
         raise PipelineError("the chapter's solution notebooks changed while its class was graded")
     students = _gradebook_students(root, chapter)
