@@ -442,10 +442,10 @@ for i, p in enumerate(got["generator"]):
 # from a table of 10 million parameters, and each read's VJP fills an array as large as the table. Run forward
 # only, the step takes well under a second; a backward pass through it takes about half an hour (30 ms a read).
 try:
-    got = drive(discriminator_stepped_costly, 3, 0.1, seconds=30)
+    got = drive(discriminator_stepped_costly, 3, 0.1, seconds=10)
 except TimeoutError:
     raise AssertionError(
-        "discriminator_step did not finish within 30 s with a generator that is cheap to run but costly to "
+        "discriminator_step did not finish within 10 s with a generator that is cheap to run but costly to "
         "differentiate: no backward pass may run through the generator (compute the fake samples under "
         "mg.no_grad(), or detach them)"
     ) from None
@@ -905,7 +905,7 @@ def gradient_of(got, name, what):
 # For $\dot y = a y$, Euler has a closed form, $y_k = y_0 (1 + a h)^k$, and so do its derivatives:
 # $\partial y_n / \partial a = y_0\, n h\, (1 + a h)^{n-1}$ and $\partial y_n / \partial y_0 = (1 + a h)^n$.
 # The tests use these (hidden ones also integrate backwards in time, $t_1 < t_0$, and take 40,000 steps within
-# 30 seconds), and a slope that depends on time only, $\dot y = \cos t$, whose Euler solution is the left
+# 10 seconds), and a slope that depends on time only, $\dot y = \cos t$, whose Euler solution is the left
 # Riemann sum $y_n = y_0 + h \sum_{k<n} \cos(t_0 + k h)$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_euler_solve_values", "locked": true, "points": 3, "schema_version": 3, "solution": false}
@@ -933,13 +933,13 @@ riemann = np.concatenate([[0.0], np.cumsum(h * np.cos(t0 + h * np.arange(n)))])
 assert_close(trajectory[:, 0], 0.5 + riemann, "Euler trajectory of y' = cos t from t0 = 2 back to t1 = 0 (h = (t1 - t0) / n < 0)")
 # The right answer, but work that explodes: growing the trajectory by concatenation copies all of it at every step,
 # n²/2 rows in all. At 40,000 steps of a state of 600 numbers, one stack at the end takes well under a second;
-# copying, many minutes: only the first finishes within the 30 s allowed.
+# copying, many minutes: only the first finishes within the 10 s allowed.
 n, dim = 40_000, 600
 try:
-    got = drive(integrated_at_scale, n, dim, 4, seconds=30)
+    got = drive(integrated_at_scale, n, dim, 4, seconds=10)
 except (TimeoutError, MemoryError) as error:
     raise AssertionError(
-        f"euler_solve did not finish {n:,} steps of a state of {dim} numbers within 30 s ({type(error).__name__}): "
+        f"euler_solve did not finish {n:,} steps of a state of {dim} numbers within 10 s ({type(error).__name__}): "
         f"collect the states in a list and stack them once at the end (concatenating at every step copies the whole "
         f"trajectory each time)") from None
 assert isinstance(got, dict) and got.get("shape") == (n + 1, dim), f"euler_solve at {n:,} steps: expected a Tensor of shape {(n + 1, dim)}, got {got!r:.200}"
