@@ -376,6 +376,11 @@ def test_bench_fusion_quick_run_is_complete():
     assert summary["torch_compile"].startswith("skipped") and all(isinstance(v, bool) for v in summary["targets"].values())
     assert summary["processor"] and len(summary["load_average_before"]) == 3 and summary["fused_vs_torch_compile"] is None
     assert 0 < summary["fused_fraction_of_copy_bandwidth"] and "fused >= 70% of copy bandwidth" in summary["targets"]
+    (parallel,) = [r for r in records if r["benchmark"] == "gelu_all_cores"]
+    assert parallel["threads"] >= 1 and parallel["clock"].startswith("wall") and parallel["elements"] == 1 << 20
+    assert all(math.isfinite(parallel[f"{k}_seconds"]) and parallel[f"{k}_seconds"] > 0
+               for k in ("minigrad_fused", "minigrad_compiled", "copy")), parallel
+    assert 0 < parallel["fused_fraction_of_copy_bandwidth"] and "fused >= 70% of all-core copy bandwidth" in parallel["targets"]
     cold, cached = [r for r in records if r["benchmark"] == "compile_latency_30_ops"]
     assert cold["ops_in_group"] == 30 and cold["cache_misses"] == cold["kernels"] == 4
     assert cached["cache_hits"] == 4 and cached["cache_misses"] == 0, "the second process must load every kernel from disk"
