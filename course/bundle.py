@@ -310,9 +310,11 @@ def run_notebook(nb, folder, timeout=600):
     the bundle's minigrad), going on after a failing cell as if Run All did not stop there."""
     from nbclient import NotebookClient
 
+    from .kernels import ReadyKernelManager
+
     executed = copy.deepcopy(nb)
     NotebookClient(executed, timeout=timeout, allow_errors=True, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute()
+                   kernel_manager_class=ReadyKernelManager, resources={"metadata": {"path": str(folder)}}).execute()
     return executed
 
 

@@ -20,20 +20,16 @@ import contextlib
 import gc
 import json
 import os
-import queue
 import secrets
 import select
 import signal
 import socket
 import sys
 import threading
-import time
 
-import zmq
-from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_client.manager import AsyncKernelManager
-from traitlets import List, Type
+from traitlets import List
 
+from .kernels import ReadyKernelManager
 from .sandbox import checked_heavy, die_with_parent, preload_heavy, reread_settings, start_zygote, stop_zygote
 
 TOKEN_VARIABLE = "MINIGRAD_KERNEL_ZYGOTE"
@@ -89,47 +85,10 @@ class KernelZygote:
         stop_zygote(self.process)
 
 
-class ReadyKernelClient(AsyncKernelClient):
-    """jupyter_client's client, ready as soon as the kernel is."""
-
-    def start_channels(self, *args, **kwargs):
-        # It connects before the forked kernel has bound its sockets, and ZeroMQ retries a refused
-        # connection only after RECONNECT_IVL, 100 ms by default: 10 ms here (this client's context).
-        self.context.setsockopt(zmq.RECONNECT_IVL, 10)
-        super().start_channels(*args, **kwargs)
-
-    async def wait_for_ready(self, timeout=None):
-        """Ready when the kernel answers kernel_info and IOPub carries a message (it is connected),
-        as jupyter_client decides, asking again every 20 ms until IOPub does; jupyter_client's own
-        wait then also waits for IOPub to stay quiet for 0.2 s, which nbclient does not need (it
-        reads IOPub by parent message): 0.2 s of every submission."""
-        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
-        while True:
-            self.kernel_info()
-            try:
-                reply = await self.shell_channel.get_msg(timeout=1)
-                if reply["msg_type"] == "kernel_info_reply":
-                    await self.iopub_channel.get_msg(timeout=0.02)
-                    self._handle_kernel_info_reply(reply)
-                    return
-            except queue.Empty:
-                pass
-            if not await self._async_is_alive():
-                raise RuntimeError("Kernel died before replying to kernel_info")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
-
-
-class ZygoteKernelManager(AsyncKernelManager):
+class ZygoteKernelManager(ReadyKernelManager):
     """nbclient's kernel manager, starting the relay instead of `python -m ipykernel_launcher`."""
 
     zygote = List(help="[socket path, token] of a KernelZygote").tag(config=True)
-    client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient)
-
-    async def _async_finish_shutdown(self, waittime=None, pollinterval=0.01, restart=False):
-        """jupyter_client's, looking every 10 ms instead of every 100 ms whether the kernel has
-        exited: a judge kernel exits within milliseconds of its shutdown request."""
-        await super()._async_finish_shutdown(waittime, pollinterval, restart)
 
     def format_kernel_cmd(self, extra_arguments=None):
         command = super().format_kernel_cmd(extra_arguments)
