@@ -324,10 +324,10 @@ def test_notebook_budget_fails_the_rest_and_says_so(selftest, tmp_path):
 
     nb = read_notebook(selftest / "solutions" / "selftest" / "selftest.ipynb")
     for _ in range(3):
-        nb.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(4)"))
+        nb.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(2)"))
     write_submission(tmp_path / "submitted" / "sleepy" / "selftest", "selftest", nb)
     done = run("--course", selftest, "autograde", "selftest", "--submissions", tmp_path / "submitted", "--workers", 1,
-               "--cell-timeout", 6, "--notebook-timeout", 9, "--db-url", f"sqlite:///{tmp_path / 'grades.db'}")
+               "--cell-timeout", 3, "--notebook-timeout", 5, "--db-url", f"sqlite:///{tmp_path / 'grades.db'}")
     score, top, _ = _row(done.stdout, "sleepy")
     assert score == "0" and float(top) > 0, done.stdout
     attention = done.stdout.split("needs attention:")[-1]
