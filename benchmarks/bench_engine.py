@@ -12,6 +12,9 @@ their ratio (below 1: minigrad is faster), the target ratio and whether it is me
 * an MLP training step (batch 64, 784-256-256-10, ReLU, cross-entropy, SGD), where the matrix
   products dominate and the engine's overhead should disappear. Float64 on both sides, so that
   both run the same arithmetic; hand-written numpy again as the floor.
+* the same step on a tiny MLP (8-8-8-10, batch 4), where the engine's overhead is nearly all of
+  it, once as it is and once with an unrelated large product after each layer: what the MLP
+  step's products, by evicting the caches, do to that overhead.
 * forward and backward of a deep, wide MLP (16 × Linear(512, 512) + ReLU, batch 256), where the
   matrix products are nearly everything: the engine against the numpy floor, and BLAS against BLAS.
 * backward through a chain of 100,000 scalar operations, per operation: the engine's cost per
@@ -229,6 +232,117 @@ def bench_mlp(torch, quick):
         numpy_floor_met=floor_ratio <= MLP_FLOOR_TARGET, numpy_to_pytorch=round(numpy_to_pytorch, 3),
         slower_blas="numpy" if numpy_to_pytorch > 1 else "pytorch",
     )
+
+
+# --------------------------------------------------------------------------- overhead on cold caches
+TINY_SIZES, TINY_BATCH = (8, 8, 8, 10), 4
+COLD_PRODUCT = ((64, 784), (784, 256))  # the MLP step's first product: what evicts the caches there
+
+
+def bench_tiny_mlp(torch, quick):
+    """The MLP step's engine overhead with and without cold caches: two lines, `tiny_mlp_step` and
+    `tiny_mlp_step_cold_caches`.
+
+    A tiny MLP (8-8-8-10, batch 4, the MLP step's code otherwise) costs almost nothing but the
+    engine's own Python (or C++) work, so each contender's time above the numpy floor
+    (`overhead_us`) is its overhead per step. The cold line runs the same step with one unrelated
+    (64×784)·(784×256) product (the MLP step's first, the same in every contender) after each of
+    the five layers and one before the optimizer: the products evict the caches that the engine's
+    code and objects were in, as the MLP step's own products do. The products cost every contender
+    alike, so the overhead they add is what cold caches do to each engine's work.
+    """
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((TINY_BATCH, TINY_SIZES[0]))
+    labels = rng.integers(0, TINY_SIZES[-1], TINY_BATCH)
+    a, b = (rng.standard_normal(shape) for shape in COLD_PRODUCT)
+    cold = [False]
+
+    def evict():
+        if cold[0]:
+            a @ b
+
+    model = nn.MLP(list(TINY_SIZES), activation="relu", rng=np.random.default_rng(5))
+    weights = [(layer.weight.data.copy(), layer.bias.data.copy()) for layer in model.layers[::2]]
+    sgd = optim.SGD(model.parameters(), lr=LR)
+    x = mg.tensor(x0)
+
+    def minigrad_step():
+        sgd.zero_grad()
+        h = x
+        for layer in model.layers:
+            h = layer(h)
+            evict()
+        loss = nn.cross_entropy(h, labels)
+        loss.backward()
+        evict()
+        sgd.step()
+        return loss.item()
+
+    torch_layers = []
+    for i, (w, bias) in enumerate(weights):
+        linear = torch.nn.Linear(*w.shape, dtype=torch.float64)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(w.T))
+            linear.bias.copy_(torch.from_numpy(bias))
+        torch_layers += [linear] + ([torch.nn.ReLU()] if i < len(weights) - 1 else [])
+    torch_sgd = torch.optim.SGD([p for layer in torch_layers for p in layer.parameters()], lr=LR)
+    tx, tlabels = torch.from_numpy(x0), torch.from_numpy(labels)
+
+    def pytorch_step():
+        torch_sgd.zero_grad()
+        h = tx
+        for layer in torch_layers:
+            h = layer(h)
+            evict()
+        loss = torch.nn.functional.cross_entropy(h, tlabels)
+        loss.backward()
+        evict()
+        torch_sgd.step()
+        return loss.item()
+
+    params = [array.copy() for pair in weights for array in pair]
+    onehot = np.eye(TINY_SIZES[-1])[labels]
+
+    def numpy_step():
+        (w1, b1, w2, b2, w3, b3) = params
+        z1 = x0 @ w1 + b1
+        evict()
+        h1 = np.maximum(z1, 0.0)
+        evict()
+        z2 = h1 @ w2 + b2
+        evict()
+        h2 = np.maximum(z2, 0.0)
+        evict()
+        logits = h2 @ w3 + b3
+        evict()
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        loss = -(log_probs * onehot).sum() / TINY_BATCH
+        g_logits = (np.exp(log_probs) - onehot) / TINY_BATCH
+        g_h2 = (g_logits @ w3.T) * (h2 > 0)
+        g_h1 = (g_h2 @ w2.T) * (h1 > 0)
+        grads = (x0.T @ g_h1, g_h1.sum(0), h1.T @ g_h2, g_h2.sum(0), h2.T @ g_logits, g_logits.sum(0))
+        evict()
+        for param, grad in zip(params, grads):
+            param -= LR * grad
+        return loss
+
+    contenders = {"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}
+    losses = [step() for step in contenders.values()]
+    _check("tiny_mlp loss", losses[0], losses[1])
+    _check("tiny_mlp loss (numpy)", losses[2], losses[1])
+    harness.freeze_heap()
+    records = []
+    for name, is_cold, (number, repeat) in (("tiny_mlp_step", False, (50, 30)), ("tiny_mlp_step_cold_caches", True, (10, 30))):
+        cold[0] = is_cold
+        runs = harness.time_interleaved(contenders, *((2, 2) if quick else (number, repeat)))
+        figures = harness.summarize(runs, scale=1e6)
+        overhead = {c: round(figures[c]["min"] - figures["numpy"]["min"], 1) for c in ("minigrad", "pytorch")}
+        records.append(_record(
+            name, "us/step", figures, sizes=list(TINY_SIZES), batch=TINY_BATCH, dtype="float64", overhead_us=overhead,
+            evicting_products=6 if is_cold else 0, product_shapes=[list(shape) for shape in COLD_PRODUCT],
+        ))
+    return records
 
 
 # --------------------------------------------------------------------------- a deep, wide MLP
@@ -604,6 +718,7 @@ def main(argv=None):
     records = [
         bench_per_op(torch, args.quick),
         bench_mlp(torch, args.quick),
+        *bench_tiny_mlp(torch, args.quick),
         bench_deep_mlp(torch, args.quick),
         *bench_chain(torch, args.quick),
         bench_tanh_chain(torch, args.quick),

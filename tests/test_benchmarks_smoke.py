@@ -18,7 +18,8 @@ SCRIPT = BENCHMARKS / "bench_engine.py"
 # issue 13, "Eager engine"
 TARGETS = {"per_op_4x4": 0.8, "mlp_step": 1.0, "chain_backward": 0.75, "tanh_chain_forward_backward": 0.75, "char_rnn_epoch": 1.0}
 WITHOUT_NUMPY = {"char_rnn_epoch"}  # a self-learner's model against PyTorch alone: no floor written by hand
-MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward", "deep_mlp_forward_backward"}
+MEASURED = set(TARGETS) | {"chain_forward", "chain_forward_backward", "deep_mlp_forward_backward",
+                           "tiny_mlp_step", "tiny_mlp_step_cold_caches"}
 FLOOR = "mlp_step_numpy_floor"  # the MLP step against numpy by hand, within 3 %
 
 pytestmark = pytest.mark.xdist_group("benchmarks-smoke")  # one worker runs each script's quick run once
@@ -98,6 +99,20 @@ def test_mlp_step_breaks_each_library_down_by_phase(records):
     for library, times in phases.items():
         assert list(times) == ["zero_grad+model", "loss", "backward", "optimizer"], (library, times)
         assert all(isinstance(t, float) and t > 0 for t in times.values()), (library, times)
+
+
+def test_tiny_mlp_lines_give_each_engines_overhead_over_the_floor_warm_and_cold(records):
+    measured = _measurements(records)
+    warm, cold = measured["tiny_mlp_step"], measured["tiny_mlp_step_cold_caches"]
+    for record in (warm, cold):
+        assert record["sizes"] == [8, 8, 8, 10] and record["batch"] == 4
+        assert record["overhead_us"] == {
+            engine: pytest.approx(record[engine] - record["numpy"], abs=0.1) for engine in ("minigrad", "pytorch")
+        }
+    assert warm["evicting_products"] == 0 and cold["evicting_products"] == 6
+    assert cold["product_shapes"] == [[64, 784], [784, 256]]
+    # the six products are in every contender's cold step: the floor itself pays for them
+    assert cold["numpy"] > warm["numpy"]
 
 
 def test_chain_shows_micrograd_failing_at_the_default_recursion_limit(records):
