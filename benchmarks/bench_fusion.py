@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_fusion.py --quick        # 1M elements, fewer runs
     .venv/bin/python benchmarks/bench_fusion.py --no-torch-compile   # skip Inductor's ~1 minute compile
     .venv/bin/python benchmarks/bench_fusion.py --accuracy     # only: every float32 through tanh/exp/sigmoid (~6 CPU minutes)
+    python3 benchmarks/bench_fusion.py --gpu-only              # only the GPU section (a machine with a GPU)
 
 GELU, tanh form (Hendrycks & Gimpel 2016), float32: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 Its cost model is memory traffic: a fused kernel reads 4 bytes and writes 4 bytes per element; the
@@ -42,7 +43,9 @@ Also: compile latency of 30-operation fused groups (four of them, cold, in a fre
 empty kernel cache) and the start of a second process that finds them in the disk cache (target
 < 0.1 s per kernel; Numba's import and its compiler's one-time start, paid by the first kernel of
 a process, are reported separately); and, only when a GPU is present, the fused kernel's
-bandwidth on the device against a device-to-device copy (target >= 70%).
+bandwidth on the device against a device-to-device copy (target >= 70%) and chapter 9's compiled
+training step with backend="cuda" against the CPU backends and PyTorch on the same GPU
+(`--gpu-only` runs just this section; `tools/gpu_check.sh` runs it with the CUDA tests and chapter 9).
 """
 
 import harness  # noqa: I001  (first: pins every BLAS library to one thread before numpy loads)
@@ -63,6 +66,9 @@ from minigrad import jit
 TARGETS = {"numpy_unfused": 10.0, "torch_compile": 2.0}  # fused speed-up over these peers
 COPY_FRACTION_TARGET = 0.7
 GPU_COPY_FRACTION_TARGET = 0.7
+# mlp_loss's (x, y, W1, b1, W2, b2): chapter 9's model, batch 8192 and 1024 hidden units on a GPU
+GPU_STEP_SHAPES = [(8192, 64), (8192, 8), (64, 1024), (1024,), (1024, 8), (8,)]
+GPU_STEP_SHAPES_SIMULATED = [(4, 8), (4, 2), (8, 16), (16,), (16, 2), (2,)]
 CACHED_START_TARGET = 0.1  # seconds per kernel
 BYTES_PER_ELEMENT = 8  # float32: one read, one write
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -433,6 +439,102 @@ def gpu_records(n, repeat, simulator=False):
     }
 
 
+def mlp_loss(x, y, w1, b1, w2, b2):
+    """Chapter 9's compiled training step: a GELU layer and a linear head, mean squared error."""
+    hidden = gelu(x @ w1 + b1)
+    return ((hidden @ w2 + b2 - y) ** 2).mean()
+
+
+def gpu_training_step_records(shapes, repeat, simulator=False):
+    """Chapter 9's training step (`mlp_loss`, gradients of the four weights) compiled with
+    backend="cuda" against the same program on the CPU (backend="numba", eager minigrad) and, where
+    PyTorch has CUDA, the same model in PyTorch on the GPU: wall time per call, results checked
+    against eager minigrad first. The CUDA backend runs its fused kernels on the device and the
+    matrix products outside an epilogue on the host, so `transfers` (host/device copies per call)
+    is part of the figure."""
+    from minigrad.jit.backends.cuda_backend import gpu_present, load_cuda, simulated
+
+    import minigrad as mg
+
+    if not (simulator or gpu_present()):
+        yield {"benchmark": "gpu_training_step", "skipped": "no GPU present"}
+        return
+    if simulator:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    cuda = load_cuda()
+    rng = np.random.default_rng(9)
+    arrays = [(rng.standard_normal(s) / np.sqrt(s[0] if len(s) == 2 else 1)).astype(np.float32) for s in shapes]
+    eager = mg.value_and_grad(mlp_loss, argnums=(2, 3, 4, 5))
+    steps = {
+        "minigrad_cuda": jit.compile(mlp_loss, backend="cuda", backward=True),
+        "minigrad_numba_cpu": jit.compile(mlp_loss, backend="numba", backward=True),
+        "minigrad_eager_cpu": lambda *a: eager(*[mg.tensor(v) for v in a]),
+    }
+    expected_loss, expected_grads = steps["minigrad_eager_cpu"](*arrays)
+    for name in ("minigrad_cuda", "minigrad_numba_cpu"):
+        loss, grads = steps[name](*arrays)
+        np.testing.assert_allclose(loss.data, expected_loss.data, rtol=1e-4, err_msg=f"{name}: loss")
+        for got, want in zip(grads[2:], expected_grads):
+            np.testing.assert_allclose(got.data, want.data, rtol=1e-3, atol=1e-5 * np.abs(want.data).max(), err_msg=f"{name}: gradient")
+    transfers = steps["minigrad_cuda"].runner.transfers  # the copies the last call made
+    torch_note = _torch_cuda_step(arrays, steps, expected_loss)
+
+    def wall(step):
+        step()
+        best = math.inf
+        for _ in range(repeat):
+            began = time.perf_counter()
+            step()
+            best = min(best, time.perf_counter() - began)
+        return best
+
+    seconds = {name: wall(lambda step=step: step(*arrays)) for name, step in steps.items() if not name.startswith("torch")}
+    if "torch_cuda" in steps:
+        seconds["torch_cuda"] = wall(steps["torch_cuda"])
+    name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
+    yield {
+        "benchmark": "gpu_training_step",
+        "simulated": simulated(),
+        "device": name.decode() if isinstance(name, bytes) else str(name),
+        "shapes": [list(s) for s in shapes],
+        "dtype": "float32",
+        "clock": "wall",
+        "seconds_min": seconds,
+        "transfers_per_call": transfers,
+        "torch_cuda": torch_note,
+        "cuda_vs_numba_cpu": seconds["minigrad_numba_cpu"] / seconds["minigrad_cuda"],
+        "cuda_vs_torch_cuda": seconds["torch_cuda"] / seconds["minigrad_cuda"] if "torch_cuda" in seconds else None,
+    }
+
+
+def _torch_cuda_step(arrays, steps, expected_loss):
+    """Adds steps["torch_cuda"] (the model in PyTorch on the GPU, synchronized) where torch has CUDA;
+    returns what was done, for the record."""
+    try:
+        import torch
+    except ImportError:
+        return "skipped: torch is not installed"
+    if not torch.cuda.is_available():
+        return "skipped: torch has no CUDA device"
+    x, y, *weights = (torch.from_numpy(a).cuda() for a in arrays)
+    for w in weights:
+        w.requires_grad_(True)
+
+    def step():
+        for w in weights:
+            w.grad = None
+        hidden = x @ weights[0] + weights[1]
+        hidden = 0.5 * hidden * (1.0 + torch.tanh(SQRT_2_OVER_PI * (hidden + 0.044715 * hidden**3)))
+        loss = ((hidden @ weights[2] + weights[3] - y) ** 2).mean()
+        loss.backward()
+        torch.cuda.synchronize()
+        return loss
+
+    np.testing.assert_allclose(step().item(), float(expected_loss.data), rtol=1e-4, err_msg="torch_cuda: loss")
+    steps["torch_cuda"] = step
+    return f"torch {torch.__version__} on {torch.cuda.get_device_name()}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1M elements and fewer runs")
@@ -440,6 +542,7 @@ def main():
     parser.add_argument("--gpu-simulator", action="store_true", help="run the GPU section on the CUDA simulator (tiny; tests only)")
     parser.add_argument("--accuracy", action="store_true", help="only the accuracy sweep over every float32 (~10 minutes)")
     parser.add_argument("--accuracy-step", type=int, default=1, help=argparse.SUPPRESS)  # every n-th float32 (tests)
+    parser.add_argument("--gpu-only", action="store_true", help="only the GPU section (tools/gpu_check.sh runs this)")
     args = parser.parse_args()
     if args.accuracy:
         harness.emit({"benchmark": "machine", "command": harness.command_line(), **harness.machine()})
@@ -449,14 +552,20 @@ def main():
     n, repeat = (1 << 20, 5) if args.quick else (1 << 24, 10)
     harness.emit({"benchmark": "machine", "command": harness.command_line(), "quick": args.quick, "clock": "cpu",
                   "threads": 1, **harness.machine()})
-    for record in gelu_records(n, repeat, not args.no_torch_compile):
-        harness.emit(record)
-    for record in all_core_records(n, repeat):
-        harness.emit(record)
-    for record in compile_latency_records():
-        harness.emit(record)
+    if not args.gpu_only:
+        for record in gelu_records(n, repeat, not args.no_torch_compile):
+            harness.emit(record)
+        for record in all_core_records(n, repeat):
+            harness.emit(record)
+        for record in compile_latency_records():
+            harness.emit(record)
     gpu_n = 4096 if args.gpu_simulator else (1 << 26)
     for record in gpu_records(gpu_n, 2 if args.gpu_simulator else 20, simulator=args.gpu_simulator):
+        harness.emit(record)
+    # chapter 9's shapes on the simulator (tiny: every simulated thread is a Python thread); on a GPU,
+    # a batch and hidden layer large enough for the device to matter
+    step_shapes = GPU_STEP_SHAPES_SIMULATED if args.gpu_simulator else GPU_STEP_SHAPES
+    for record in gpu_training_step_records(step_shapes, 2 if args.gpu_simulator else 20, simulator=args.gpu_simulator):
         harness.emit(record)
 
 

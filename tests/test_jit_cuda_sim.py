@@ -6,6 +6,9 @@ The simulator runs every CUDA thread as a Python thread: arrays are tiny. The ch
 programs with backend="cuda" (a few chosen ones, then test_jit_core's random programs) and compares
 values and gradients with eager minigrad; it prints one JSON line per check, and the tests here
 read them.
+
+With MINIGRAD_CUDA_TESTS=gpu (tools/gpu_check.sh sets it on a machine with an NVIDIA GPU) the same
+child runs the same checks on the real device instead, and the tests require that it did.
 """
 
 import json
@@ -18,6 +21,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+
+ON_GPU = os.environ.get("MINIGRAD_CUDA_TESTS") == "gpu"  # the same checks on a real GPU, not the simulator
 
 MASK = np.array([[True, False, True, False]])
 
@@ -123,11 +128,16 @@ def _relative_error(got, want):
 
 @pytest.fixture(scope="module")
 def child_results(tmp_path_factory):
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "MINIGRAD_CACHE_DIR": str(tmp_path_factory.mktemp("kernels"))}
+    if ON_GPU:
+        from minigrad.jit.backends.cuda_backend import gpu_present
+
+        assert gpu_present(), "MINIGRAD_CUDA_TESTS=gpu, but the CUDA driver sees no GPU here"
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0" if ON_GPU else "1",
+           "MINIGRAD_CACHE_DIR": str(tmp_path_factory.mktemp("kernels"))}
     completed = subprocess.run(
         [sys.executable, str(Path(__file__).resolve())], env=env, capture_output=True, text=True, timeout=600
     )
-    assert completed.returncode == 0, f"the simulator process failed:\n{completed.stderr[-4000:]}"
+    assert completed.returncode == 0, f"the CUDA checks' process failed:\n{completed.stderr[-4000:]}"
     lines = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
     return {result["name"]: result for result in lines}
 
@@ -135,8 +145,11 @@ def child_results(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_cuda_kernels_on_the_simulator_match_eager(child_results, name):
     result = child_results.get(name)
-    assert result is not None, f"the simulator process reported nothing for {name}: {sorted(child_results)}"
-    assert result["simulated"], "NUMBA_ENABLE_CUDASIM=1 was set: the kernels should have run on the simulator"
+    assert result is not None, f"the CUDA checks' process reported nothing for {name}: {sorted(child_results)}"
+    if ON_GPU:
+        assert not result["simulated"], "MINIGRAD_CUDA_TESTS=gpu: the kernels should have run on the GPU"
+    else:
+        assert result["simulated"], "NUMBA_ENABLE_CUDASIM=1 was set: the kernels should have run on the simulator"
     tolerance = 1e-4 if "float32" in name else 1e-10
     assert result["max_relative_error"] < tolerance, f"{name}: values/gradients differ from eager: {result}"
     assert result["dtypes_kept"], f"{name}: a result changed dtype: {result}"

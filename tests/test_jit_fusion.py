@@ -386,6 +386,12 @@ def test_bench_fusion_quick_run_is_complete():
     assert cached["cache_hits"] == 4 and cached["cache_misses"] == 0, "the second process must load every kernel from disk"
     (gpu,) = [r for r in records if r["benchmark"] == "gpu_gelu"]
     assert gpu["simulated"] is True and gpu["elements"] == 4096
+    (step,) = [r for r in records if r["benchmark"] == "gpu_training_step"]
+    assert step["simulated"] is True and step["shapes"][0] == [4, 8]
+    assert set(step["seconds_min"]) == {"minigrad_cuda", "minigrad_numba_cpu", "minigrad_eager_cpu"}, step
+    assert all(math.isfinite(t) and t > 0 for t in step["seconds_min"].values()), step
+    # the products outside an epilogue run on the host: inputs go over, results come back, every call
+    assert step["transfers_per_call"] > 0 and step["torch_cuda"].startswith("skipped"), step
 
 
 def test_bench_fusion_accuracy_sweep_is_complete():
