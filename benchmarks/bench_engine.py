@@ -145,6 +145,19 @@ def _phase_medians(steps, rounds, block):
     return {name: dict(zip(PHASES, np.round(np.median(laps[name], axis=0), 1).tolist())) for name in steps}
 
 
+def _torch_relu_mlp(torch, weights):
+    """PyTorch's twin of a minigrad `nn.MLP` with ReLU: the same (W, b) per layer, float64 (minigrad
+    keeps W as in × out, torch as out × in)."""
+    layers = []
+    for i, (w, bias) in enumerate(weights):
+        linear = torch.nn.Linear(*w.shape, dtype=torch.float64)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(w.T))
+            linear.bias.copy_(torch.from_numpy(bias))
+        layers += [linear] + ([torch.nn.ReLU()] if i < len(weights) - 1 else [])
+    return torch.nn.Sequential(*layers)
+
+
 def bench_mlp(torch, quick):
     rng = np.random.default_rng(1)
     x0 = rng.standard_normal((BATCH, SIZES[0]))
@@ -167,14 +180,7 @@ def bench_mlp(torch, quick):
         mark()
         return loss.item()
 
-    layers = []
-    for i, (w, bias) in enumerate(weights):
-        linear = torch.nn.Linear(*w.shape, dtype=torch.float64)
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(w.T))
-            linear.bias.copy_(torch.from_numpy(bias))
-        layers += [linear] + ([torch.nn.ReLU()] if i < len(weights) - 1 else [])
-    torch_model = torch.nn.Sequential(*layers)
+    torch_model = _torch_relu_mlp(torch, weights)
     torch_sgd = torch.optim.SGD(torch_model.parameters(), lr=LR)
     tx, tlabels = torch.from_numpy(x0), torch.from_numpy(labels)
 
@@ -278,14 +284,8 @@ def bench_tiny_mlp(torch, quick):
         sgd.step()
         return loss.item()
 
-    torch_layers = []
-    for i, (w, bias) in enumerate(weights):
-        linear = torch.nn.Linear(*w.shape, dtype=torch.float64)
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(w.T))
-            linear.bias.copy_(torch.from_numpy(bias))
-        torch_layers += [linear] + ([torch.nn.ReLU()] if i < len(weights) - 1 else [])
-    torch_sgd = torch.optim.SGD([p for layer in torch_layers for p in layer.parameters()], lr=LR)
+    torch_layers = _torch_relu_mlp(torch, weights)
+    torch_sgd = torch.optim.SGD(torch_layers.parameters(), lr=LR)
     tx, tlabels = torch.from_numpy(x0), torch.from_numpy(labels)
 
     def pytorch_step():

@@ -387,16 +387,25 @@ def accuracy_records(step=1):
 
 
 # --------------------------------------------------------------------------- on a GPU
-def gpu_records(n, repeat, simulator=False):
-    """Fused GELU on the device against a device-to-device copy (CUDA events time the device)."""
-    from minigrad.jit.backends.cuda_backend import CudaBackend, gpu_present, load_cuda, simulated
+def _cuda(simulator):
+    """`numba.cuda` on the GPU, or on the simulator when asked (tests); None when there is no GPU."""
+    from minigrad.jit.backends.cuda_backend import gpu_present, load_cuda
 
     if not (simulator or gpu_present()):
-        yield {"benchmark": "gpu_gelu", "skipped": "no GPU present"}
-        return
+        return None
     if simulator:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    cuda = load_cuda()
+    return load_cuda()
+
+
+def gpu_records(n, repeat, simulator=False):
+    """Fused GELU on the device against a device-to-device copy (CUDA events time the device)."""
+    from minigrad.jit.backends.cuda_backend import CudaBackend, simulated
+
+    cuda = _cuda(simulator)
+    if cuda is None:
+        yield {"benchmark": "gpu_gelu", "skipped": "no GPU present"}
+        return
     program = CudaBackend().compile(jit.trace(gelu, np.zeros(n, np.float32)))
     (node,) = [node for node in program.graph.nodes if node.op == "fused"]
     kernel, _ = program.kernels[node.id]
@@ -452,16 +461,14 @@ def gpu_training_step_records(shapes, repeat, simulator=False):
     against eager minigrad first. The CUDA backend runs its fused kernels on the device and the
     matrix products outside an epilogue on the host, so `transfers` (host/device copies per call)
     is part of the figure."""
-    from minigrad.jit.backends.cuda_backend import gpu_present, load_cuda, simulated
+    from minigrad.jit.backends.cuda_backend import simulated
 
     import minigrad as mg
 
-    if not (simulator or gpu_present()):
+    cuda = _cuda(simulator)
+    if cuda is None:
         yield {"benchmark": "gpu_training_step", "skipped": "no GPU present"}
         return
-    if simulator:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    cuda = load_cuda()
     rng = np.random.default_rng(9)
     arrays = [(rng.standard_normal(s) / np.sqrt(s[0] if len(s) == 2 else 1)).astype(np.float32) for s in shapes]
     eager = mg.value_and_grad(mlp_loss, argnums=(2, 3, 4, 5))

@@ -21,7 +21,10 @@ SCRIPT = REPOSITORY / "tools" / "gpu_check.sh"
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu_check_out")
-    done = subprocess.run(["bash", str(SCRIPT), "--simulator"], env={**os.environ, "OUT": str(out)},
+    # as from a developer's shell: without this run's pytest-xdist variables, which the script's own
+    # pytest would take for its own (tests/conftest.py reads PYTEST_XDIST_WORKER)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    done = subprocess.run(["bash", str(SCRIPT), "--simulator"], env={**env, "OUT": str(out)},
                           capture_output=True, text=True, timeout=600)
     return done, out
 
