@@ -17,6 +17,8 @@ import pytest
 REPOSITORY = Path(__file__).resolve().parent.parent
 SCRIPT = REPOSITORY / "tools" / "gpu_check.sh"
 
+pytestmark = pytest.mark.xdist_group("gpu-check")  # one worker, one dry run for both tests
+
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
