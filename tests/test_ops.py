@@ -487,3 +487,24 @@ def test_cumsum_and_min_on_random_axes(shape_axis, seed):
     single = axis if isinstance(axis, int) else (axis[0] if axis else 0)
     check_vjp(lambda t: t.cumsum(axis=single), lambda t: t.cumsum(dim=single), [x], f"cumsum{shape} axis={single}")
     check_vjp(lambda t: t.min(axis=axis), lambda t: t.amin(dim=axis) if axis is not None else t.amin(), [x], f"min{shape} axis={axis}")
+
+
+@pytest.mark.parametrize("number", [np.float64(2.5), np.float32(-1.5), np.array(0.25), np.array([[4.0]]),
+                                    np.arange(6.0)[3:4].reshape(1, 1)], ids=["f64-scalar", "f32-scalar", "0-d", "1x1", "1x1-view"])
+@pytest.mark.parametrize("shape", [(4, 4), (1, 5), (2, 1, 3), (3,)])
+def test_a_full_sums_adjoint_is_np_broadcast_to_of_its_number(number, shape):
+    """The raw backward's broadcast of a full sum's adjoint (one number) is made by hand, without
+    np.broadcast_to's nditer: the same values, dtype and shape, read-only, a view of the number."""
+    from minigrad.ops import _broadcast_number
+
+    if np.ndim(number) > len(shape):
+        shape = (2,) + shape  # a kept-dims adjoint has the summed tensor's rank
+    expected = np.broadcast_to(number, shape)
+    got = _broadcast_number(number, shape)
+    assert got.shape == expected.shape and got.dtype == expected.dtype and np.array_equal(got, expected)
+    assert not got.flags.writeable, "an adjoint other rules share must not be writable"
+    if isinstance(number, np.ndarray):
+        assert np.shares_memory(got, number), "a view, not a copy"
+    x = mg.tensor(np.arange(float(np.prod(shape))).reshape(shape), requires_grad=True)
+    (x.sum() * mg.tensor(number.item())).backward()
+    assert np.array_equal(x.grad.data, np.full(shape, number.item()))
