@@ -49,14 +49,15 @@ def _labels(name, logits, labels, ignore_index=None):
     if labels.dtype.kind not in "iu":
         raise DtypeError(f"{name}: labels must be integer class indices, got dtype {labels.dtype}")
     keep = labels != ignore_index if ignore_index is not None else np.ones(labels.shape, dtype=bool)
-    bad = np.flatnonzero(keep & ((labels < 0) | (labels >= logits.shape[1])))
+    # .nonzero() rather than np.flatnonzero, a Python wrapper around it (labels are 1-D)
+    bad = (keep & ((labels < 0) | (labels >= logits.shape[1]))).nonzero()[0]
     if bad.size:
         raise ShapeError(
             f"{name}: labels must be class indices in [0, {logits.shape[1]}) for logits of shape "
             f"{logits.shape}; label {labels[bad[0]]} at position {bad[0]} is not ({bad.size} bad in all)"
         )
     one_hot = np.zeros(logits.shape, dtype=logits.dtype)
-    one_hot[np.flatnonzero(keep), labels[keep]] = 1.0
+    one_hot[keep.nonzero()[0], labels[keep]] = 1.0
     return labels, Tensor._result(one_hot, None), keep
 
 
