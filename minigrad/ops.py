@@ -527,13 +527,14 @@ def _log_softmax_forward(x, axis):
 
 
 # One primitive rather than a composition of max, sub, exp, sum and log: classification losses run
-# it every step, and its rules are short — the softmax is exp(out), already at hand.
+# it every step, and its rules are short — the softmax is exp(out), already at hand. `axis` is one
+# non-negative int (its callers normalize it), so the array rule passes it to numpy as it is.
 log_softmax = Primitive.define(
     "log_softmax",
     forward=_log_softmax_forward,
     vjp=lambda g, out, x, axis: (g - out.exp() * g.sum(axis=axis, keepdims=True),),
     jvp=lambda t, out, x, axis: t[0] - (out.exp() * t[0]).sum(axis=axis, keepdims=True),
-    array_vjp=lambda g, out, x, axis: (g - np.exp(out) * g.sum(axis=normalize_axis(axis, g.ndim), keepdims=True),),
+    array_vjp=lambda g, out, x, axis: (g - np.exp(out) * g.sum(axis=axis, keepdims=True),),
 )
 
 # --------------------------------------------------------------------------- shapes
