@@ -75,7 +75,7 @@ SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def gelu(x):
-    """GELU (tanh form) in minigrad operations; also works unchanged on numpy arrays."""
+    """GELU (tanh form) in minigrad operations; also works unchanged on numpy arrays and torch tensors."""
     return 0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x**3)).tanh())
 
 
@@ -219,6 +219,16 @@ def gelu_records(n, repeat, with_torch_compile):
 
 
 # --------------------------------------------------------------------------- all cores, as a user calls it
+def _wall_figures(contenders, repeat):
+    """harness's interleaved best-of runs, in wall time: for work on every core (CPU time would add
+    up the threads) or on a device."""
+    harness.use_clock("wall")
+    try:
+        return harness.summarize(harness.time_interleaved(contenders, number=1, repeat=repeat))
+    finally:
+        harness.use_clock("cpu")
+
+
 def all_core_records(n, repeat):
     """The default fused kernel (every core) and the compiled function end to end, against a copy
     on every core, in wall time: CPU time would add up the threads."""
@@ -240,13 +250,8 @@ def all_core_records(n, repeat):
     for name, result in {"kernel": out, "compiled": compiled(x).data}.items():
         np.testing.assert_allclose(result, reference, rtol=2e-5, atol=2e-6, err_msg=name)
     np.testing.assert_array_equal(copy_out, x)
-    contenders = {"minigrad_fused": lambda: kernel(x, out), "minigrad_compiled": lambda: compiled(x),
-                  "copy": lambda: parallel_copy(x, copy_out)}
-    harness.use_clock("wall")
-    try:
-        figures = harness.summarize(harness.time_interleaved(contenders, number=1, repeat=repeat))
-    finally:
-        harness.use_clock("cpu")
+    figures = _wall_figures({"minigrad_fused": lambda: kernel(x, out), "minigrad_compiled": lambda: compiled(x),
+                             "copy": lambda: parallel_copy(x, copy_out)}, repeat)
     copy = figures["copy"]["min"]
     fraction = copy / figures["minigrad_fused"]["min"]  # both move 8 bytes per element
     yield {
@@ -485,19 +490,8 @@ def gpu_training_step_records(shapes, repeat, simulator=False):
             np.testing.assert_allclose(got.data, want.data, rtol=1e-3, atol=1e-5 * np.abs(want.data).max(), err_msg=f"{name}: gradient")
     transfers = steps["minigrad_cuda"].runner.transfers  # the copies the last call made
     torch_note = _torch_cuda_step(arrays, steps, expected_loss)
-
-    def wall(step):
-        step()
-        best = math.inf
-        for _ in range(repeat):
-            began = time.perf_counter()
-            step()
-            best = min(best, time.perf_counter() - began)
-        return best
-
-    seconds = {name: wall(lambda step=step: step(*arrays)) for name, step in steps.items() if not name.startswith("torch")}
-    if "torch_cuda" in steps:
-        seconds["torch_cuda"] = wall(steps["torch_cuda"])
+    figures = _wall_figures({name: (lambda step=step: step(*arrays)) for name, step in steps.items()}, repeat)
+    seconds = {name: figure["min"] for name, figure in figures.items()}
     name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
     yield {
         "benchmark": "gpu_training_step",
@@ -515,8 +509,8 @@ def gpu_training_step_records(shapes, repeat, simulator=False):
 
 
 def _torch_cuda_step(arrays, steps, expected_loss):
-    """Adds steps["torch_cuda"] (the model in PyTorch on the GPU, synchronized) where torch has CUDA;
-    returns what was done, for the record."""
+    """Adds steps["torch_cuda"] (`mlp_loss` itself on torch tensors on the GPU, with its backward,
+    synchronized) where torch has CUDA; returns what was done, for the record."""
     try:
         import torch
     except ImportError:
@@ -527,12 +521,10 @@ def _torch_cuda_step(arrays, steps, expected_loss):
     for w in weights:
         w.requires_grad_(True)
 
-    def step():
+    def step(*_):  # the numpy arrays the minigrad contenders take: the tensors above stand for them
         for w in weights:
             w.grad = None
-        hidden = x @ weights[0] + weights[1]
-        hidden = 0.5 * hidden * (1.0 + torch.tanh(SQRT_2_OVER_PI * (hidden + 0.044715 * hidden**3)))
-        loss = ((hidden @ weights[2] + weights[3] - y) ** 2).mean()
+        loss = mlp_loss(x, y, *weights)
         loss.backward()
         torch.cuda.synchronize()
         return loss
