@@ -161,12 +161,13 @@ def _torch_relu_mlp(torch, weights):
 def _numpy_mlp_step(weights, x0, labels, pause=_no_mark):
     """The numpy floor of an MLP step (3 ReLU layers, cross-entropy, SGD), written out by hand on
     copies of `weights`; `pause()` runs after each of the five layers and before the update (the
-    cold-cache line's products go there, as in the other contenders)."""
+    cold-cache line's products go there, as in the other contenders), and the step's `mark()` after
+    each of the phases the other contenders mark (`PHASES`)."""
     params = [array.copy() for pair in weights for array in pair]
     onehot = np.eye(weights[-1][1].size)[labels]
     batch = len(labels)
 
-    def numpy_step():
+    def numpy_step(mark=_no_mark):
         (w1, b1, w2, b2, w3, b3) = params
         z1 = x0 @ w1 + b1
         pause()
@@ -178,16 +179,20 @@ def _numpy_mlp_step(weights, x0, labels, pause=_no_mark):
         pause()
         logits = h2 @ w3 + b3
         pause()
+        mark()
         shifted = logits - logits.max(axis=1, keepdims=True)
         log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
         loss = -(log_probs * onehot).sum() / batch
+        mark()
         g_logits = (np.exp(log_probs) - onehot) / batch
         g_h2 = (g_logits @ w3.T) * (h2 > 0)
         g_h1 = (g_h2 @ w2.T) * (h1 > 0)
         grads = (x0.T @ g_h1, g_h1.sum(0), h1.T @ g_h2, g_h2.sum(0), h2.T @ g_logits, g_logits.sum(0))
         pause()
+        mark()
         for param, grad in zip(params, grads):
             param -= LR * grad
+        mark()
         return loss
 
     return numpy_step
@@ -244,7 +249,7 @@ def bench_mlp(torch, quick):
         {"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}, number, repeat
     )
     figures = harness.summarize(runs, scale=1e3)
-    phases = _phase_medians({"minigrad": minigrad_step, "pytorch": pytorch_step}, *((1, 2) if quick else (8, 10)))
+    phases = _phase_medians({"minigrad": minigrad_step, "pytorch": pytorch_step, "numpy": numpy_step}, *((1, 2) if quick else (8, 10)))
     # Two more ratios (issue 13): minigrad against the numpy floor (the engine's own overhead), and
     # the floor against PyTorch (whose BLAS is faster on this machine: above 1, numpy's is slower,
     # and then no numpy-based engine can reach PyTorch).

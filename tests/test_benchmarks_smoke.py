@@ -95,7 +95,7 @@ def test_each_target_is_the_issues_and_its_verdict_follows_the_ratio(records):
 
 def test_mlp_step_breaks_each_library_down_by_phase(records):
     phases = _measurements(records)["mlp_step"]["phases_us_median"]
-    assert set(phases) == {"minigrad", "pytorch"}
+    assert set(phases) == {"minigrad", "pytorch", "numpy"}  # the floor's phases show where the gap lies
     for library, times in phases.items():
         assert list(times) == ["zero_grad+model", "loss", "backward", "optimizer"], (library, times)
         assert all(isinstance(t, float) and t > 0 for t in times.values()), (library, times)
