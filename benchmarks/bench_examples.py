@@ -158,7 +158,34 @@ def manual_sgd(torch, lr=0.5):
     return (minigrad_step, pytorch_step), w.size + b.size, f"softmax regression 64-10, full batch of {len(x)}, w -= lr * w.grad under no_grad"
 
 
-EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd}
+def polynomial_fit(torch, lr=1e-3):
+    ex = _example("polynomial_fit")
+    x, y = ex.data()
+    xx = x.unsqueeze(-1).pow(mg.tensor([1, 2, 3]))  # the nn fit, PyTorch's tutorial's third program
+    model = ex.make_nn_model()
+    module = _torch_twin(model, torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1)))
+    optimizer, torch_optimizer = optim.RMSprop(model.parameters(), lr=lr), torch.optim.RMSprop(module.parameters(), lr=lr)
+    txx, ty = torch.from_numpy(xx.data), torch.from_numpy(y.data)
+
+    def minigrad_step():
+        loss = nn.mse_loss(model(xx), y, reduction="sum")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def pytorch_step():
+        loss = torch.nn.functional.mse_loss(module(txx), ty, reduction="sum")
+        torch_optimizer.zero_grad()
+        loss.backward()
+        torch_optimizer.step()
+        return loss.item()
+
+    return (minigrad_step, pytorch_step), model.num_parameters(), f"Linear 3-1 on (x, x², x³), {len(y.data)} points, sum of squares, RMSprop"
+
+
+EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
+            "polynomial_fit": polynomial_fit}
 
 
 def _calls_per_run(step, seconds):

@@ -12,7 +12,25 @@ Heavy dependencies (graphviz, numba, matplotlib) load only when the feature that
 """
 
 from .autograd import backward, gradients, unbroadcast
-from .creation import arange, manual_seed, ones, ones_like, randn, tensor, zeros, zeros_like
+from .creation import (
+    arange,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
 from .functional import (
     abs,
@@ -38,14 +56,17 @@ from .functional import (
     minimum,
     norm,
     permute,
+    pow,
     prod,
     relu,
     reshape,
     sigmoid,
+    sign,
     sin,
     softmax,
     softplus,
     sqrt,
+    square,
     squeeze,
     stack,
     std,

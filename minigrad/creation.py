@@ -1,11 +1,28 @@
-"""Ways to make tensors: from data, filled with a constant, or random."""
+"""Ways to make tensors: from data, filled with a constant, or random.
+
+Each takes PyTorch's `device=` keyword too, so that `mg.zeros(3, device=device)` runs as written:
+the CPU is minigrad's only device (it changes nothing), and any other is an error.
+"""
+
+import functools
 
 import numpy as np
 
 from .errors import DtypeError
-from .tensor import Tensor, _checked_array
+from .tensor import Tensor, _checked_array, _is_cpu
 
 
+def _accepts_device(make):
+    @functools.wraps(make)
+    def with_device(*args, device=None, **kwargs):
+        if device is not None and not _is_cpu(device, make.__name__):
+            raise TypeError(f"{make.__name__}: device={device!r} is not a device (a dtype goes in dtype=)")
+        return make(*args, **kwargs)
+
+    return with_device
+
+
+@_accepts_device
 def tensor(data, requires_grad=False, dtype=None):
     """`Tensor(data, ...)` under the name PyTorch users reach for, with `torch.tensor`'s dtype rule:
     Python ints (labels, indices) give an int64 tensor and bools a bool tensor, where `Tensor(...)`
@@ -26,18 +43,22 @@ def _shape(shape):
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
 
 
+@_accepts_device
 def zeros(*shape, requires_grad=False, dtype=np.float64):
     return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad)
 
 
+@_accepts_device
 def ones(*shape, requires_grad=False, dtype=np.float64):
     return Tensor(np.ones(_shape(shape), dtype=dtype), requires_grad=requires_grad)
 
 
+@_accepts_device
 def zeros_like(t, requires_grad=False):
     return Tensor(np.zeros_like(t.data), requires_grad=requires_grad)
 
 
+@_accepts_device
 def ones_like(t, requires_grad=False):
     return Tensor(np.ones_like(t.data), requires_grad=requires_grad)
 
@@ -62,12 +83,95 @@ def default_rng():
     return _seed.generator if _seed.generator is not None else np.random.default_rng()
 
 
+def _float_dtype(name, dtype):
+    """`dtype` as a numpy float dtype: random samples cast to an integer dtype would be silently
+    truncated (normal draws to mostly 0 and ±1), so that is an error."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise DtypeError(f"{name}: samples are floating-point numbers; dtype must be a float dtype, got {dtype} (use randint for integers)")
+    return dtype
+
+
+@_accepts_device
 def randn(*shape, requires_grad=False, dtype=np.float64, rng=None):
     """Standard normal samples; pass `rng` (a numpy Generator), or call `manual_seed` first, for
     reproducible draws."""
+    dtype = _float_dtype("randn", dtype)
     rng = default_rng() if rng is None else rng
     return Tensor(rng.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
+@_accepts_device
+def rand(*shape, requires_grad=False, dtype=np.float64, rng=None):
+    """Samples uniform on [0, 1), drawn as `randn`'s are (`rng`, or `manual_seed`)."""
+    dtype = _float_dtype("rand", dtype)
+    rng = default_rng() if rng is None else rng
+    return Tensor(rng.random(_shape(shape)).astype(dtype), requires_grad=requires_grad)
+
+
+@_accepts_device
+def randn_like(t, requires_grad=False, rng=None):
+    """`randn` with the shape and (float) dtype of `t`."""
+    return randn(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("randn_like", t.dtype), rng=rng)
+
+
+@_accepts_device
+def rand_like(t, requires_grad=False, rng=None):
+    """`rand` with the shape and (float) dtype of `t`."""
+    return rand(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("rand_like", t.dtype), rng=rng)
+
+
+@_accepts_device
+def randint(*args, size=None, dtype=np.int64, rng=None):
+    """Integers uniform on [low, high): `randint(high, size)` or `randint(low, high, size)`, as
+    `torch.randint` (an int64 tensor, drawn as `randn`'s are)."""
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        *args, size = args
+    if size is None or len(args) not in (1, 2):
+        raise TypeError(f"randint: pass (high, size) or (low, high, size) with size a tuple, as torch.randint; got {args} and size={size}")
+    low, high = (0, args[0]) if len(args) == 1 else args
+    if not low < high:
+        raise ValueError(f"randint: the range [low, high) = [{low}, {high}) is empty")
+    rng = default_rng() if rng is None else rng
+    return Tensor(rng.integers(low, high, size=tuple(size), dtype=dtype))
+
+
+@_accepts_device
+def full(size, fill_value, requires_grad=False, dtype=None):
+    """A tensor of shape `size` filled with `fill_value`; the dtype follows the value as in
+    `torch.full` (a float gives float64, an int int64, a bool bool) unless `dtype` is given."""
+    return Tensor(np.full(_shape((size,)), fill_value, dtype=dtype), requires_grad=requires_grad)
+
+
+@_accepts_device
+def full_like(t, fill_value, requires_grad=False, dtype=None):
+    """`full` with the shape of `t`, and its dtype unless `dtype` is given."""
+    return Tensor(np.full_like(t.data, fill_value, dtype=dtype), requires_grad=requires_grad)
+
+
+@_accepts_device
+def eye(n, m=None, requires_grad=False, dtype=np.float64):
+    """The n × m identity matrix (m = n by default)."""
+    return Tensor(np.eye(n, m, dtype=dtype), requires_grad=requires_grad)
+
+
+@_accepts_device
 def arange(*args, dtype=np.float64):
     return Tensor(np.arange(*args, dtype=dtype))
+
+
+@_accepts_device
+def linspace(start, end, steps, requires_grad=False, dtype=np.float64):
+    """`steps` evenly spaced values from `start` to `end`, both included (`torch.linspace`)."""
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    return Tensor(np.linspace(start, end, int(steps), dtype=dtype), requires_grad=requires_grad)
+
+
+def from_numpy(array):
+    """A tensor sharing `array`'s memory, as `torch.from_numpy`: writing to one changes the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype.kind not in "fiub":
+        raise DtypeError(f"from_numpy: minigrad tensors hold float, integer or bool arrays, got dtype {array.dtype}")
+    return Tensor(array)

@@ -128,6 +128,7 @@ def _method(name):
 
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
+pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
 sum, mean, min, max, prod, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
     _method, "sum mean min max prod argmax argmin cumsum var std norm".split()
 )

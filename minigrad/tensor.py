@@ -341,16 +341,20 @@ class Tensor:
         """Forget the accumulated gradient."""
         self.grad = None
 
-    def backward(self, grad=None, retain_graph=None, create_graph=False):
+    def backward(self, grad=None, retain_graph=None, create_graph=False, *, gradient=None):
         """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
 
-        A non-scalar tensor needs `grad` (the vector of the vector-Jacobian product). The graph is
-        freed afterwards unless `retain_graph=True` (which `create_graph=True` implies);
-        `create_graph=True` records the backward pass itself so that the gradients can be
-        differentiated again (Hessian-vector products).
+        A non-scalar tensor needs `grad` (the vector of the vector-Jacobian product; `gradient=` is
+        PyTorch's name for it). The graph is freed afterwards unless `retain_graph=True` (which
+        `create_graph=True` implies); `create_graph=True` records the backward pass itself so that
+        the gradients can be differentiated again (Hessian-vector products).
         """
         from .autograd import backward
 
+        if gradient is not None:
+            if grad is not None:
+                raise TypeError("backward: pass grad= or gradient= (the same thing), not both")
+            grad = gradient
         backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
 
     # ----------------------------------------------------------------- arithmetic
@@ -674,6 +678,125 @@ class Tensor:
         """`reshape` under PyTorch's name (a new tensor; minigrad does not track views)."""
         return self.reshape(*shape)
 
+    def view_as(self, other):
+        """`reshape` to `other`'s shape."""
+        return self.reshape(other.shape)
+
+    def expand(self, *sizes):
+        """Broadcast to `sizes` (PyTorch's name for `broadcast_to`): -1 keeps an axis's length, and
+        new axes may be added in front."""
+        sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+        new = len(sizes) - self.ndim
+        if new < 0 or any(n == -1 for n in sizes[:new]):
+            raise ShapeError(f"expand: cannot expand a tensor of shape {self.shape} to {sizes} (fewer axes, or -1 for a new one)")
+        return self.broadcast_to(tuple(self.shape[i - new] if n == -1 else n for i, n in enumerate(sizes)))
+
+    def expand_as(self, other):
+        """`broadcast_to` `other`'s shape."""
+        return self.broadcast_to(other.shape)
+
+    def t(self):
+        """The transpose of a matrix; a tensor with fewer than 2 axes is returned as it is (PyTorch's `.t()`)."""
+        if self.ndim > 2:
+            raise ShapeError(f"t(): expects at most 2 dimensions, got shape {self.shape}; use .mT or .transpose(...)")
+        return self.transpose() if self.ndim == 2 else self
+
+    def to(self, target):
+        """`.to(dtype)` converts (as `astype`); `.to("cpu")` (or a torch.device for the CPU) is the
+        tensor itself: minigrad computes with numpy, in host memory."""
+        return self if _is_cpu(target, "Tensor.to") else self.astype(target)
+
+    def cpu(self):
+        """The tensor itself (minigrad's tensors live in host memory)."""
+        return self
+
+    def contiguous(self):
+        """The tensor itself (minigrad does not track views)."""
+        return self
+
+    def float(self):
+        """A float32 copy (PyTorch's `.float()`; in the graph)."""
+        return self.astype(np.float32)
+
+    def double(self):
+        """A float64 copy (minigrad's default float; in the graph)."""
+        return self.astype(np.float64)
+
+    # PyTorch's method forms of the operators and of minigrad's functions, so that code written for
+    # torch.Tensor runs as it is.
+    def pow(self, exponent):
+        """self ** exponent (a number or a tensor)."""
+        return self ** exponent
+
+    def square(self):
+        return self * self
+
+    def neg(self):
+        return -self
+
+    def add(self, other, alpha=1):
+        """self + alpha * other."""
+        return self + (other if alpha == 1 else self._lift(other) * alpha)
+
+    def sub(self, other, alpha=1):
+        """self - alpha * other."""
+        return self - (other if alpha == 1 else self._lift(other) * alpha)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def matmul(self, other):
+        return self @ other
+
+    def reciprocal(self):
+        return 1.0 / self
+
+    def rsqrt(self):
+        """1 / √self."""
+        return _ops.power(self, exponent=-0.5)
+
+    def sign(self):
+        """−1, 0 or 1 elementwise; its gradient is zero."""
+        return _ops.sign(self)
+
+    def eq(self, other):
+        return self == other
+
+    def ne(self, other):
+        return self != other
+
+    def lt(self, other):
+        return self < other
+
+    def le(self, other):
+        return self <= other
+
+    def gt(self, other):
+        return self > other
+
+    def ge(self, other):
+        return self >= other
+
+    def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
+        """`clip` under PyTorch's name and keywords."""
+        return self.clip(min, max)
+
+    def masked_fill(self, mask, value):
+        """`value` where `mask` is true, self elsewhere (no gradient flows to the filled places)."""
+        return _functional.where(mask, self._lift(value), self)
+
+    def softmax(self, dim=-1):
+        return _functional.softmax(self, dim=dim)
+
+    def log_softmax(self, dim=-1):
+        return _functional.log_softmax(self, dim=dim)
+
+    def logsumexp(self, dim=-1, keepdim=False):
+        return _functional.logsumexp(self, dim=dim, keepdim=keepdim)
+
     def permute(self, *dims):
         """Reorder the axes (PyTorch's name for `transpose` with a permutation)."""
         return self.transpose(*dims)
@@ -864,6 +987,25 @@ class _Size(int):
         )
 
 
+def _is_cpu(target, name):
+    """Whether `.to(target)` names a device rather than a dtype: True for the CPU ("cpu",
+    "cpu:0", torch.device("cpu")), an error for any other device, False for a dtype."""
+    device = getattr(target, "type", target)  # a torch.device has .type
+    if isinstance(device, str):
+        try:
+            np.dtype(device)
+            return False
+        except TypeError:
+            pass
+        if device == "cpu" or device.startswith("cpu:"):
+            return True
+        raise MinigradError(
+            f"{name}: device {target!r}: minigrad's tensors live in host memory and compute with numpy, on "
+            f"the CPU; for a GPU, compile a function with minigrad.jit.compile(fn, backend='cuda')"
+        )
+    return False
+
+
 def _freed_message(tensor):
     return (
         f"backward through a graph that was already freed: the tensor of shape {tensor.shape} made "
@@ -873,3 +1015,4 @@ def _freed_message(tensor):
 
 
 from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)
+from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)

@@ -48,6 +48,35 @@ METHODS = {
     "mg.clamp": (lambda x: mg.clamp(x, -0.5, 0.5), lambda x: torch.clamp(x, -0.5, 0.5)),
     "mg.sqrt": (lambda x: mg.sqrt(x * x + 1.0), lambda x: torch.sqrt(x * x + 1.0)),
     "iteration": (lambda x: mg.stack([row * i for i, row in enumerate(x)]), lambda x: torch.stack([row * i for i, row in enumerate(x)])),
+    # PyTorch's method forms of the operators and functions
+    "pow": (lambda x: x.pow(3), lambda x: x.pow(3)),
+    "pow(tensor)": (lambda x: (x * x + 1.0).pow(x), lambda x: (x * x + 1.0).pow(x)),
+    "mg.pow": (lambda x: mg.pow(x, 2), lambda x: torch.pow(x, 2)),
+    "square": (lambda x: x.square(), lambda x: x.square()),
+    "mg.square": (mg.square, torch.square),
+    "neg": (lambda x: x.neg(), lambda x: x.neg()),
+    "add(alpha)": (lambda x: x.add(x.flip(1), alpha=0.5), lambda x: x.add(x.flip(1), alpha=0.5)),
+    "sub": (lambda x: x.sub(2.0), lambda x: x.sub(2.0)),
+    "mul": (lambda x: x.mul(x), lambda x: x.mul(x)),
+    "div": (lambda x: x.div(x * x + 1.0), lambda x: x.div(x * x + 1.0)),
+    "matmul(method)": (lambda x: x.matmul(x.t()), lambda x: x.matmul(x.t())),
+    "t": (lambda x: x.t() * 1.0, lambda x: x.t() * 1.0),
+    "reciprocal": (lambda x: (x * x + 1.0).reciprocal(), lambda x: (x * x + 1.0).reciprocal()),
+    "rsqrt": (lambda x: (x * x + 1.0).rsqrt(), lambda x: (x * x + 1.0).rsqrt()),
+    "sign": (lambda x: x.sign() * x, lambda x: x.sign() * x),
+    "clamp": (lambda x: x.clamp(min=-0.5), lambda x: x.clamp(min=-0.5)),
+    "clamp(max)": (lambda x: x.clamp(max=0.5), lambda x: x.clamp(max=0.5)),
+    "masked_fill": (lambda x: x.masked_fill(x > 0.3, -1.0), lambda x: x.masked_fill(x > 0.3, -1.0)),
+    "softmax": (lambda x: x.softmax(dim=0), lambda x: x.softmax(dim=0)),
+    "log_softmax": (lambda x: x.log_softmax(1), lambda x: x.log_softmax(1)),
+    "logsumexp": (lambda x: x.logsumexp(dim=1, keepdim=True), lambda x: x.logsumexp(dim=1, keepdim=True)),
+    "expand": (lambda x: x[:, :1].expand(3, 4), lambda x: x[:, :1].expand(3, 4)),
+    "expand(-1, new axis)": (lambda x: x[:1].expand(2, -1, 4), lambda x: x[:1].expand(2, -1, 4)),
+    "expand_as": (lambda x: x[:1].expand_as(x) * x, lambda x: x[:1].expand_as(x) * x),
+    "view_as": (lambda x: x.view_as(x.T), lambda x: x.view_as(x.T)),
+    "float": (lambda x: x.float().double(), lambda x: x.float().double()),
+    "to(dtype)": (lambda x: x.to(np.float32).to("float64"), lambda x: x.to(torch.float32).to(torch.float64)),
+    "cpu, contiguous": (lambda x: x.cpu().contiguous() * 2.0, lambda x: x.cpu().contiguous() * 2.0),
 }
 
 
@@ -64,6 +93,119 @@ def test_method_matches_torch(name):
     assert out.shape == tuple(t_out.shape), name
     np.testing.assert_allclose(out.data, t_out.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_comparison_methods_match_torch():
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    other = DATA[::-1].copy()
+    for name in ["eq", "ne", "lt", "le", "gt", "ge"]:
+        np.testing.assert_array_equal(getattr(x, name)(mg.tensor(other)).data, getattr(t, name)(torch.tensor(other)).numpy(), err_msg=name)
+    assert x.eq(x).data.all() and x.ne(0.0).data.all()
+
+
+def test_creation_functions_match_torch():
+    np.testing.assert_array_equal(mg.linspace(-1, 2, 7).data, torch.linspace(-1, 2, 7, dtype=torch.float64).numpy())
+    np.testing.assert_array_equal(mg.eye(3).data, torch.eye(3, dtype=torch.float64).numpy())
+    np.testing.assert_array_equal(mg.eye(2, 3).data, torch.eye(2, 3, dtype=torch.float64).numpy())
+    for value, dtype in [(1.5, np.float64), (2, np.int64), (True, np.bool_)]:  # the dtype follows the value, as in torch.full
+        made = mg.full((2, 3), value)
+        assert made.shape == (2, 3) and made.dtype == dtype and (made.data == value).all(), value
+    assert mg.full((), 0.3, requires_grad=True).requires_grad and mg.full(4, 1.0).shape == (4,)
+    like = mg.full_like(mg.zeros(2, 2, dtype=np.float32), 7)
+    assert like.dtype == np.float32 and (like.data == 7).all()
+    x = mg.linspace(0, 1, 5, requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+
+
+def test_random_creation_draws_the_asked_shape_dtype_and_range():
+    rng = np.random.default_rng(0)
+    u = mg.rand(1000, 3, rng=rng)
+    assert u.shape == (1000, 3) and u.dtype == np.float64 and 0 <= u.data.min() and u.data.max() < 1
+    assert 0.45 < u.data.mean() < 0.55
+    like = mg.zeros(4, 5, dtype=np.float32)
+    for made in (mg.rand_like(like), mg.randn_like(like, requires_grad=True)):
+        assert made.shape == (4, 5) and made.dtype == np.float32
+    assert mg.randn_like(like, requires_grad=True).requires_grad
+    for made, low, high in [(mg.randint(10, (500,), rng=rng), 0, 10), (mg.randint(-3, 4, (20, 25), rng=rng), -3, 4)]:
+        assert made.dtype == np.int64 and low <= made.data.min() and made.data.max() < high
+        assert set(np.unique(made.data)) == set(range(low, high)), "every value in [low, high) is drawn"
+    mg.manual_seed(3)
+    first = mg.rand(3).data, mg.randint(100, (3,)).data
+    mg.manual_seed(3)
+    np.testing.assert_array_equal(mg.rand(3).data, first[0])
+    np.testing.assert_array_equal(mg.randint(100, (3,)).data, first[1])
+
+
+def test_creation_refuses_what_it_would_get_wrong():
+    with pytest.raises(mg.DtypeError, match=r"randn: .*float dtype, got int64 \(use randint"):
+        mg.randn(3, dtype=np.int64)  # the draws would be truncated to mostly 0 and ±1
+    with pytest.raises(mg.DtypeError, match="rand_like: .*got int64"):
+        mg.rand_like(mg.tensor([1, 2]))
+    with pytest.raises(TypeError, match=r"randint: pass \(high, size\) or \(low, high, size\)"):
+        mg.randint(10)
+    with pytest.raises(ValueError, match=r"randint: the range \[low, high\) = \[5, 5\) is empty"):
+        mg.randint(5, 5, (2,))
+    with pytest.raises(ValueError, match="linspace: steps must be a non-negative int, got 2.5"):
+        mg.linspace(0, 1, 2.5)
+    with pytest.raises(TypeError, match="from_numpy: expected a numpy.ndarray, got list"):
+        mg.from_numpy([1.0])
+    with pytest.raises(mg.DtypeError, match="complex128"):
+        mg.from_numpy(np.zeros(2, dtype=complex))
+
+
+def test_from_numpy_shares_memory_as_torch_does():
+    array = np.zeros(3)
+    x, t = mg.from_numpy(array), torch.from_numpy(array)
+    array[1] = 5.0
+    assert x.data[1] == 5.0 == t[1].item()
+    assert mg.from_numpy(np.arange(3)).dtype == np.int64
+
+
+def test_shape_methods_refuse_what_torch_refuses():
+    with pytest.raises(mg.ShapeError, match=r"t\(\): expects at most 2 dimensions, got shape \(2, 2, 2\)"):
+        mg.zeros(2, 2, 2).t()
+    assert mg.zeros(3).t().shape == (3,)
+    with pytest.raises(mg.ShapeError, match=r"expand: cannot expand a tensor of shape \(3, 4\) to \(4,\)"):
+        mg.tensor(DATA).expand(4)
+    with pytest.raises(mg.ShapeError, match=r"expand: .*\(-1, 3, 4\)"):
+        mg.tensor(DATA).expand(-1, 3, 4)  # -1 for a new leading axis
+    with pytest.raises(mg.ShapeError, match="broadcast_to"):
+        mg.tensor(DATA).expand(3, 5)
+
+
+def test_to_the_cpu_is_a_no_op_and_another_device_a_clear_error():
+    x = mg.tensor(DATA)
+    assert x.to("cpu") is x and x.to(torch.device("cpu")) is x and x.to("cpu:0") is x and x.cpu() is x
+    model = mg.nn.Linear(2, 3)
+    weight = model.weight.data
+    assert model.to("cpu") is model and model.weight.data is weight
+    assert model.to(torch.device("cpu")).weight.data is weight
+    assert model.to("float32").weight.dtype == np.float32
+    for target in ("cuda", "cuda:0", torch.device("cuda")):
+        with pytest.raises(mg.MinigradError, match=r"host memory .* backend='cuda'"):
+            x.to(target)
+        with pytest.raises(mg.MinigradError, match="Linear.to: device"):
+            model.to(target)
+        with pytest.raises(mg.MinigradError, match="zeros: device .* host memory"):
+            mg.zeros(2, device=target)
+
+
+def test_creation_functions_take_torchs_device_keyword():
+    for make in (lambda d: mg.zeros(2, device=d), lambda d: mg.randn((), device=d, requires_grad=True),
+                 lambda d: mg.linspace(0, 1, 3, device=d), lambda d: mg.tensor([1.0], device=d), lambda d: mg.eye(2, device=d)):
+        assert make("cpu").shape == make(torch.device("cpu")).shape
+    with pytest.raises(TypeError, match=r"ones: device='float32' is not a device \(a dtype goes in dtype=\)"):
+        mg.ones(2, device="float32")
+
+
+def test_backward_takes_torchs_gradient_keyword():
+    x = mg.tensor(DATA, requires_grad=True)
+    u = RNG.standard_normal(DATA.shape)
+    (x * 2.0).backward(gradient=mg.tensor(u))
+    np.testing.assert_allclose(x.grad.data, 2 * u)
+    with pytest.raises(TypeError, match="grad= or gradient="):
+        (x * 2.0).backward(mg.tensor(u), gradient=mg.tensor(u))
 
 
 def test_iteration_walks_the_first_axis_and_refuses_a_scalar():

@@ -3,6 +3,8 @@ same weights (float64): the losses of every step and the final weights agree wit
 runs as a script, printing its progress."""
 
 import importlib
+import math
+import random
 import sys
 from pathlib import Path
 
@@ -186,6 +188,112 @@ def test_manual_sgd_matches_torch():
     np.testing.assert_allclose(b.data, tb.detach().numpy(), rtol=0, atol=TOL)
 
 
+# PyTorch's tutorial "Learning PyTorch with Examples", as written there (float64, and the start values
+# given rather than drawn), beside examples/polynomial_fit.py: every step's loss and the final
+# coefficients agree.
+def _torch_sine():
+    x = torch.linspace(-math.pi, math.pi, 2000, dtype=torch.float64)
+    return x, torch.sin(x)
+
+
+def _torch_by_hand(predict, start, lr, steps):
+    x, y = _torch_sine()
+    params = [torch.tensor(value, dtype=torch.float64, requires_grad=True) for value in start]
+    losses = []
+    for _ in range(steps):
+        loss = (predict(x, *params) - y).pow(2).sum()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
+    return losses, [p.item() for p in params]
+
+
+class TorchLegendrePolynomial3(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return 0.5 * (5 * input**3 - 3 * input)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        return grad_output * 1.5 * (5 * input**2 - 1)
+
+
+def _agree(ours, theirs):
+    (losses, coefficients), (tlosses, tcoefficients) = ours, theirs
+    np.testing.assert_allclose(losses, tlosses, rtol=1e-9)
+    np.testing.assert_allclose(coefficients, tcoefficients, rtol=1e-9, atol=1e-12)
+    assert losses[-1] < losses[0] / 4, "the fit improves"
+
+
+def test_polynomial_fit_with_autograd_matches_torch():
+    ex = example("polynomial_fit")
+    start, steps = ex.initial_coefficients(4), 300
+    ours = ex.fit_autograd(*ex.data(), steps, start)
+    _agree(ours, _torch_by_hand(lambda x, a, b, c, d: a + b * x + c * x**2 + d * x**3, start, 1e-6, steps))
+
+
+def test_polynomial_fit_with_a_custom_function_matches_torch():
+    ex = example("polynomial_fit")
+    ours = ex.fit_function(*ex.data(), 300)
+    theirs = _torch_by_hand(lambda x, a, b, c, d: a + b * TorchLegendrePolynomial3.apply(c + d * x), (0.0, -1.0, 0.0, 0.3), 5e-6, 300)
+    _agree(ours, theirs)
+
+
+def test_polynomial_fit_with_nn_and_rmsprop_matches_torch():
+    ex = example("polynomial_fit")
+    model, steps = ex.make_nn_model(), 300
+    module = _torch_twin(model, torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1)))
+    ours = ex.fit_nn(*ex.data(), steps, model)
+    x, y = _torch_sine()
+    xx = x.unsqueeze(-1).pow(torch.tensor([1, 2, 3]))
+    loss_fn, optimizer = torch.nn.MSELoss(reduction="sum"), torch.optim.RMSprop(module.parameters(), lr=1e-3)
+    tlosses = []
+    for _ in range(steps):
+        loss = loss_fn(module(xx), y)
+        tlosses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    linear = module[0]
+    _agree(ours, (tlosses, [linear.bias.item()] + [linear.weight[:, i].item() for i in range(3)]))
+
+
+def test_polynomial_fit_with_a_dynamic_graph_matches_torch():
+    ex = example("polynomial_fit")
+    start, steps = ex.initial_coefficients(5), 300
+    ours = ex.fit_dynamic(*ex.data(), steps, ex.DynamicNet(start, random.Random(3)))
+    x, y = _torch_sine()
+    params = [torch.nn.Parameter(torch.tensor(value, dtype=torch.float64)) for value in start]
+    a, b, c, d, e = params
+    rng, tlosses = random.Random(3), []
+    optimizer = torch.optim.SGD(params, lr=1e-8, momentum=0.9)
+    for _ in range(steps):
+        y_pred = a + b * x + c * x**2 + d * x**3
+        for exponent in range(4, rng.randint(4, 6)):
+            y_pred = y_pred + e * x**exponent
+        loss = torch.nn.functional.mse_loss(y_pred, y, reduction="sum")
+        tlosses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    _agree(ours, (tlosses, [p.item() for p in params]))
+
+
+def test_polynomial_fit_runs_as_a_script_and_prints_each_fit(capsys):
+    example("polynomial_fit").main(["--steps", "3"])
+    out = capsys.readouterr().out
+    fits = [line[:-1] for line in out.splitlines() if line.endswith(":")]
+    assert fits == ["autograd", "function", "nn", "dynamic"], out
+    steps = [int(line.split()[1]) for line in out.splitlines() if line.startswith("step ")]
+    assert steps == [0, 1, 2] * 4, out
+    assert out.count("result (") == 4, out
+
+
 @pytest.mark.parametrize("name", ["mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd"])
 def test_examples_run_as_scripts_and_print_progress(name, capsys):
     example(name).main(["--steps", "3"])
@@ -196,7 +304,7 @@ def test_examples_run_as_scripts_and_print_progress(name, capsys):
 
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
-    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd"}, scripts
+    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit"}, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
     assert mg.data.load_digits()[0].shape == (1797, 8, 8)

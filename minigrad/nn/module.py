@@ -5,7 +5,7 @@ import collections
 import numpy as np
 
 from ..errors import MinigradError, ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, _is_cpu
 
 
 class Parameter(Tensor):
@@ -86,8 +86,11 @@ class Module:
         """Convert every parameter to the floating-point `dtype` (e.g. np.float32), in place; returns self.
 
         The parameters stay the same objects (an optimizer made before still updates them); their
-        gradients are dropped.
+        gradients are dropped. `.to("cpu")` (a PyTorch script's `model.to(device)`) changes nothing:
+        minigrad computes on the CPU.
         """
+        if _is_cpu(dtype, f"{type(self).__name__}.to"):
+            return self
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             raise TypeError(f"{type(self).__name__}.to: parameters must have a floating-point dtype, got {dtype}")
