@@ -50,3 +50,13 @@ if os.environ.get("SITE_EXECUTE") is not None:  # only these chapters execute; t
 autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
 autodoc_typehints = "none"
 add_module_names = False
+
+
+def _skip_numpy_members(app, what, name, obj, skip, options):
+    """numpy's dtypes, re-exported under PyTorch's names (`mg.float32`), are numpy's to document:
+    their docstrings are numpy's reStructuredText, not minigrad's Markdown."""
+    return True if getattr(obj, "__module__", None) == "numpy" else None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_numpy_members)

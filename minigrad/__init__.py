@@ -11,6 +11,8 @@ Built chapter by chapter in the minigrad course; usable on its own for small mod
 Heavy dependencies (graphviz, numba, matplotlib) load only when the feature that needs them is used.
 """
 
+import numpy as _np
+
 from .autograd import backward, gradients, unbroadcast
 from .creation import (
     arange,
@@ -86,6 +88,9 @@ from .tensor import Node, Tensor, TracerError
 from .transforms import GradcheckError, grad, gradcheck, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
+
+# numpy's dtypes under PyTorch's names, so that `dtype=torch.float32` ports as `dtype=mg.float32`.
+float16, float32, float64, int32, int64, bool = _np.float16, _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_  # noqa: A001
 
 
 def draw(root, **options):

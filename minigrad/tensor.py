@@ -248,6 +248,11 @@ class Tensor:
         return None if self.node is None else self.node.op.name
 
     @property
+    def grad_fn(self):
+        """PyTorch's name for `.node`: the recorded operation that made this tensor (None for a leaf)."""
+        return self.node
+
+    @property
     def parents(self):
         """The input tensors of the operation that produced this tensor (empty for a leaf)."""
         if self.node is None:

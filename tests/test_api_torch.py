@@ -208,6 +208,34 @@ def test_backward_takes_torchs_gradient_keyword():
         (x * 2.0).backward(mg.tensor(u), gradient=mg.tensor(u))
 
 
+def test_the_autograd_tutorials_code_runs_as_written_and_agrees_with_torch():
+    """PyTorch's "A Gentle Introduction to torch.autograd" and "Automatic Differentiation with
+    torch.autograd", their code with `torch` replaced by `mg` (float64 on both sides)."""
+    results = {}
+    for lib in (mg, torch):
+        a = lib.tensor([2.0, 3.0], requires_grad=True, dtype=lib.float64)
+        b = lib.tensor([6.0, 4.0], requires_grad=True, dtype=lib.float64)
+        Q = 3 * a**3 - b**2
+        Q.backward(gradient=lib.ones_like(Q))
+        assert (9 * a**2 == a.grad).all() and (-2 * b == b.grad).all()
+        z = lib.matmul(lib.ones(5, dtype=lib.float64), a.detach()[:1].expand(5, 3).requires_grad_()) + b[:1]
+        assert z.grad_fn is not None and a.grad_fn is None
+        inp = lib.eye(4, 5, requires_grad=True, dtype=lib.float64)
+        out = (inp + 1).pow(2).t()
+        grads = []
+        for zero_first in (False, False, True):
+            if zero_first:
+                inp.grad.zero_()
+            out.backward(lib.ones_like(out), retain_graph=True)
+            grads.append(inp.grad.numpy().copy() if lib is torch else inp.grad.data.copy())
+        results[lib.__name__] = grads
+    for ours, theirs in zip(results["minigrad"], results["torch"]):
+        np.testing.assert_array_equal(ours, theirs)
+    assert mg.tensor(1.0, requires_grad=True).__mul__(2.0).grad_fn.op.name == "mul"
+    for name in ("float16", "float32", "float64", "int32", "int64", "bool"):
+        assert mg.zeros(2, dtype=getattr(mg, name)).dtype == np.dtype(str(getattr(torch, name)).split(".")[1]), name
+
+
 def test_iteration_walks_the_first_axis_and_refuses_a_scalar():
     x = mg.tensor(DATA)
     assert [row.data.tolist() for row in x] == DATA.tolist()
