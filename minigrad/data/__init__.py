@@ -4,12 +4,17 @@
   8x8 pixels with values 0..16 and their labels 0..9 (see `minigrad/data/README.md` for its source,
   licence and attribution).
 * `load_text()`: a short English text written for these examples, for character-level models.
+
+and minibatches of any data set, as `torch.utils.data` has them: `TensorDataset(x, y)` and
+`DataLoader(dataset, batch_size=64, shuffle=True)` (see `minigrad.data.loader`).
 """
 
 import gzip
 from pathlib import Path
 
 import numpy as np
+
+from .loader import DataLoader, TensorDataset
 
 HERE = Path(__file__).resolve().parent
 
