@@ -348,3 +348,36 @@ def test_reprs_name_the_configuration():
     assert repr(nn.Embedding(5, 2, padding_idx=0)) == "Embedding(5, 2, padding_idx=0)"
     assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss(reduction='sum')"
     assert "Dropout(p=0.1)" in repr(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1), nn.GELU()))
+    assert repr(nn.Softmax(dim=1)) == "Softmax(dim=1)" and repr(nn.LogSoftmax(0)) == "LogSoftmax(dim=0)"
+
+
+def test_a_models_repr_lists_its_modules_as_torch_prints_them():
+    class Net(nn.Module):
+        def __init__(self):
+            self.flatten = nn.Flatten()
+            self.stack = nn.Sequential(nn.Linear(4, 3), nn.Sequential(nn.ReLU(), nn.Tanh()))
+            self.heads = [nn.Linear(3, 1), nn.Linear(3, 2)]
+            self.scale = 2.0  # not a module: not listed
+
+    assert repr(Net()) == "\n".join([
+        "Net(",
+        "  (flatten): Flatten(start_dim=1, end_dim=-1)",
+        "  (stack): Sequential(",
+        "    (0): Linear(4, 3, bias=True)",
+        "    (1): Sequential(",
+        "      (0): ReLU()",
+        "      (1): Tanh()",
+        "    )",
+        "  )",
+        "  (heads.0): Linear(3, 1, bias=True)",
+        "  (heads.1): Linear(3, 2, bias=True)",
+        ")",
+    ])
+    assert repr(nn.MLP([2, 2])) == "MLP(\n  (0): Linear(2, 2, bias=True)\n)"
+    assert repr(nn.ReLU()) == "ReLU()"
+
+
+def test_softmax_modules_match_torch():
+    x = np.random.default_rng(3).standard_normal((3, 5))
+    for ours, theirs in [(nn.Softmax(dim=1), torch.nn.Softmax(dim=1)), (nn.LogSoftmax(dim=0), torch.nn.LogSoftmax(dim=0))]:
+        np.testing.assert_allclose(ours(mg.tensor(x)).data, theirs(torch.from_numpy(x)).numpy(), rtol=1e-12, err_msg=repr(ours))

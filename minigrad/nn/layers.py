@@ -5,7 +5,7 @@ import numpy as np
 from ..creation import default_rng
 from ..errors import DtypeError, ShapeError
 from ..tensor import Tensor, _refuse_while_tracing, tracing
-from .module import Module, Parameter
+from .module import Module, Parameter, _tree
 
 
 class Linear(Module):
@@ -47,6 +47,30 @@ class Sigmoid(Module):
         return x.sigmoid()
 
 
+class Softmax(Module):
+    """softmax along `dim` (PyTorch's `nn.Softmax`, whose implicit choice of `dim` is deprecated: here
+    `dim` is required)."""
+
+    def __init__(self, dim):
+        self.dim = dim
+
+    def forward(self, x):
+        return x.softmax(dim=self.dim)
+
+    def __repr__(self):
+        return f"Softmax(dim={self.dim})"
+
+
+class LogSoftmax(Softmax):
+    """log softmax along `dim` (PyTorch's `nn.LogSoftmax`), computed stably."""
+
+    def forward(self, x):
+        return x.log_softmax(dim=self.dim)
+
+    def __repr__(self):
+        return f"LogSoftmax(dim={self.dim})"
+
+
 class Identity(Module):
     def forward(self, x):
         return x
@@ -74,8 +98,7 @@ class Sequential(Module):
         return len(self.layers)
 
     def __repr__(self):
-        inner = "\n".join(f"  ({i}) {layer!r}" for i, layer in enumerate(self.layers))
-        return f"Sequential(\n{inner}\n)"
+        return _tree(type(self).__name__, ((str(i), layer) for i, layer in enumerate(self.layers)))
 
 
 class MLP(Sequential):

@@ -34,7 +34,18 @@ class Module:
         return self.forward(*args, **kwargs)
 
     def __repr__(self):
-        return f"{type(self).__name__}()"
+        """The class name and, one per line as PyTorch prints a model, the modules it holds."""
+        return _tree(type(self).__name__, self._children())
+
+    def _children(self):
+        """(name, module) for each module held directly: in an attribute, or in a list, tuple or dict
+        attribute (`layers.0`)."""
+        for name, value in vars(self).items():
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else None
+            if isinstance(value, Module):
+                yield name, value
+            elif items is not None:
+                yield from ((f"{name}.{key}", item) for key, item in items if isinstance(item, Module))
 
     def named_parameters(self, prefix=""):
         """(name, parameter) pairs, each parameter once, in attribute order."""
@@ -162,6 +173,12 @@ class Module:
         for name, value in arrays.items():  # only once every entry has been checked
             params[name].data = np.array(value, dtype=params[name].dtype)
         return LoadResult(missing, unexpected)
+
+
+def _tree(title, children):
+    """`title(...)` listing the children's reprs as `(name): repr`, nested reprs indented."""
+    lines = [f"  ({name}): " + repr(child).replace("\n", "\n  ") for name, child in children]
+    return f"{title}(\n" + "\n".join(lines) + "\n)" if lines else f"{title}()"
 
 
 class LoadResult(collections.namedtuple("LoadResult", ["missing_keys", "unexpected_keys"])):
