@@ -35,6 +35,7 @@ src="$out/src"
 rm -rf "$src"
 mkdir -p "$src/course" "$src/solutions"
 cp docs/index.md "$src/"
+mkdir -p "$src/docs" && cp docs/porting.md "$src/docs/"  # where README's link expects it
 cp -r docs/api "$src/api"
 cp README.md "$src/README.md"
 cp course/README.md "$src/course/README.md"
