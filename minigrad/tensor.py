@@ -711,6 +711,10 @@ class Tensor:
         tensor itself: minigrad computes with numpy, in host memory."""
         return self if _is_cpu(target, "Tensor.to") else self.astype(target)
 
+    def type(self, dtype):
+        """A copy converted to `dtype` (PyTorch's `.type(torch.float)` is `.type(mg.float32)`)."""
+        return self.astype(dtype)
+
     def cpu(self):
         """The tensor itself (minigrad's tensors live in host memory)."""
         return self

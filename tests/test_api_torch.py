@@ -76,6 +76,7 @@ METHODS = {
     "view_as": (lambda x: x.view_as(x.T), lambda x: x.view_as(x.T)),
     "float": (lambda x: x.float().double(), lambda x: x.float().double()),
     "to(dtype)": (lambda x: x.to(np.float32).to("float64"), lambda x: x.to(torch.float32).to(torch.float64)),
+    "type": (lambda x: x.type(mg.float32).type(mg.float64), lambda x: x.type(torch.float32).type(torch.float64)),
     "cpu, contiguous": (lambda x: x.cpu().contiguous() * 2.0, lambda x: x.cpu().contiguous() * 2.0),
 }
 
