@@ -48,21 +48,26 @@ def _log(step, steps, loss, log_every):
         print(f"step {step:4d}  loss {loss:.4f}")
 
 
-def fit_autograd(x, y, steps, start, lr=1e-6, log_every=0):
-    """Tensors and autograd: y ≈ a + b x + c x² + d x³. Returns (losses, [a, b, c, d])."""
-    a, b, c, d = (mg.tensor(value, requires_grad=True) for value in start)
+def _fit_by_hand(predict, params, y, steps, lr, log_every):
+    """The tutorial's loop: the sum of squared errors, backward, and the update written out under
+    `no_grad`. Returns (losses, the parameters' final values)."""
     losses = []
     for step in range(steps):
-        y_pred = a + b * x + c * x**2 + d * x**3
-        loss = (y_pred - y).pow(2).sum()
+        loss = (predict(*params) - y).pow(2).sum()
         losses.append(loss.item())
         _log(step, steps, losses[-1], log_every)
         loss.backward()
         with mg.no_grad():
-            for p in (a, b, c, d):
+            for p in params:
                 p -= lr * p.grad
                 p.grad = None
-    return losses, [p.item() for p in (a, b, c, d)]
+    return losses, [p.item() for p in params]
+
+
+def fit_autograd(x, y, steps, start, lr=1e-6, log_every=0):
+    """Tensors and autograd: y ≈ a + b x + c x² + d x³."""
+    params = [mg.tensor(value, requires_grad=True) for value in start]
+    return _fit_by_hand(lambda a, b, c, d: a + b * x + c * x**2 + d * x**3, params, y, steps, lr, log_every)
 
 
 class LegendrePolynomial3(mg.Function):
@@ -81,38 +86,32 @@ class LegendrePolynomial3(mg.Function):
 
 def fit_function(x, y, steps, start=(0.0, -1.0, 0.0, 0.3), lr=5e-6, log_every=0):
     """y ≈ a + b P₃(c + d x), through the custom Function (the tutorial's start values)."""
-    a, b, c, d = (mg.full((), value, requires_grad=True) for value in start)
-    losses = []
-    for step in range(steps):
-        y_pred = a + b * LegendrePolynomial3.apply(c + d * x)
-        loss = (y_pred - y).pow(2).sum()
-        losses.append(loss.item())
-        _log(step, steps, losses[-1], log_every)
-        loss.backward()
-        with mg.no_grad():
-            for p in (a, b, c, d):
-                p -= lr * p.grad
-                p.grad = None
-    return losses, [p.item() for p in (a, b, c, d)]
+    params = [mg.full((), value, requires_grad=True) for value in start]
+    return _fit_by_hand(lambda a, b, c, d: a + b * LegendrePolynomial3.apply(c + d * x), params, y, steps, lr, log_every)
 
 
 def make_nn_model(seed=0):
     return nn.Sequential(nn.Linear(3, 1, rng=np.random.default_rng(seed)), nn.Flatten(0, 1))
 
 
-def fit_nn(x, y, steps, model, lr=1e-3, log_every=0):
-    """nn and optim: a linear layer on (x, x², x³), RMSprop. Returns (losses, [a, b, c, d])."""
-    xx = x.unsqueeze(-1).pow(mg.tensor([1, 2, 3]))
+def _fit_with_optimizer(model, inputs, y, optimizer, steps, log_every):
+    """The tutorial's loop with nn and optim: the summed squared error, zero_grad, backward, step."""
     loss_fn = nn.MSELoss(reduction="sum")
-    optimizer = optim.RMSprop(model.parameters(), lr=lr)
     losses = []
     for step in range(steps):
-        loss = loss_fn(model(xx), y)
+        loss = loss_fn(model(inputs), y)
         losses.append(loss.item())
         _log(step, steps, losses[-1], log_every)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+    return losses
+
+
+def fit_nn(x, y, steps, model, lr=1e-3, log_every=0):
+    """nn and optim: a linear layer on (x, x², x³), RMSprop. Returns (losses, [a, b, c, d])."""
+    xx = x.unsqueeze(-1).pow(mg.tensor([1, 2, 3]))
+    losses = _fit_with_optimizer(model, xx, y, optim.RMSprop(model.parameters(), lr=lr), steps, log_every)
     linear = model[0]
     return losses, [linear.bias.item()] + [linear.weight[i, :].item() for i in range(3)]
 
@@ -132,16 +131,8 @@ class DynamicNet(nn.Module):
 
 
 def fit_dynamic(x, y, steps, model, lr=1e-8, momentum=0.9, log_every=0):
-    criterion = nn.MSELoss(reduction="sum")
-    optimizer = optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    losses = []
-    for step in range(steps):
-        loss = criterion(model(x), y)
-        losses.append(loss.item())
-        _log(step, steps, losses[-1], log_every)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    """The dynamic net, SGD with momentum. Returns (losses, [a, b, c, d, e])."""
+    losses = _fit_with_optimizer(model, x, y, optim.SGD(model.parameters(), lr=lr, momentum=momentum), steps, log_every)
     return losses, [p.item() for p in (model.a, model.b, model.c, model.d, model.e)]
 
 
