@@ -50,8 +50,17 @@ def save(obj, f):
         np.savez(f, **arrays)
 
 
-def load(f):
-    """Read what `save` wrote: a dict of numpy arrays (0-d arrays for saved numbers), nested as saved."""
+def load(f, weights_only=True):
+    """Read what `save` wrote: a dict of numpy arrays (0-d arrays for saved numbers), nested as saved.
+
+    The file is never unpickled, so a load is always what `torch.load(..., weights_only=True)` is;
+    `weights_only=False` (torch's way to load whole pickled objects) is refused.
+    """
+    if not weights_only:
+        raise ValueError(
+            "load: weights_only=False asks for pickled objects, which minigrad never reads (a pickle "
+            "runs code when loaded); save model.state_dict() and load it into a model built in code"
+        )
     result = {}
     with np.load(f, allow_pickle=False) as archive:
         for name in archive.files:

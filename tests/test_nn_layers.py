@@ -255,6 +255,10 @@ def test_save_and_load_round_trip(tmp_path):
     mg.save(mine.state_dict(), buffer)
     buffer.seek(0)
     assert set(mg.load(buffer)) == set(mine.state_dict())
+    buffer.seek(0)
+    assert set(mg.load(buffer, weights_only=True)) == set(mine.state_dict())  # torch.load's keyword, as the tutorials write it
+    with pytest.raises(ValueError, match="weights_only=False asks for pickled objects, which minigrad never reads"):
+        mg.load(buffer, weights_only=False)
     with pytest.raises(TypeError, match=r"'f'.*function"):
         mg.save({"f": print}, buffer)
     with pytest.raises(TypeError, match="state_dict"):
