@@ -624,6 +624,10 @@ class Tensor:
         axis, keepdims = _axis_args("min", axis, keepdims, dim, keepdim)
         return -(-self).max(axis=axis, keepdims=keepdims)
 
+    # PyTorch's values-only reductions. (Its max(dim=) and min(dim=) return (values, indices); here
+    # they are numpy's, values only, like these: docs/porting.md.)
+    amax, amin = max, min
+
     def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """The index of the largest element (over all elements, flattened, when axis is None), an integer tensor."""
         axis, keepdims = _axis_args("argmax", axis, keepdims, dim, keepdim)

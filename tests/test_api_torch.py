@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 import torch
 
+import torch.nn.functional as TF
+
 import minigrad as mg
 import minigrad.jit as jit
+import minigrad.nn.functional as F
 
 RNG = np.random.default_rng(21)
 DATA = RNG.standard_normal((3, 4))
@@ -76,6 +79,10 @@ METHODS = {
     "view_as": (lambda x: x.view_as(x.T), lambda x: x.view_as(x.T)),
     "float": (lambda x: x.float().double(), lambda x: x.float().double()),
     "to(dtype)": (lambda x: x.to(np.float32).to("float64"), lambda x: x.to(torch.float32).to(torch.float64)),
+    "amax": (lambda x: x.amax(dim=1), lambda x: x.amax(dim=1)),
+    "amin(keepdim)": (lambda x: x.amin(dim=0, keepdim=True), lambda x: x.amin(dim=0, keepdim=True)),
+    "F.relu, F.sigmoid, F.tanh": (lambda x: F.relu(x) + F.sigmoid(x) * F.tanh(x), lambda x: TF.relu(x) + TF.sigmoid(x) * TF.tanh(x)),
+    "F.softmax, F.log_softmax": (lambda x: F.softmax(x, dim=1) + F.log_softmax(x, dim=0), lambda x: TF.softmax(x, dim=1) + TF.log_softmax(x, dim=0)),
     "type": (lambda x: x.type(mg.float32).type(mg.float64), lambda x: x.type(torch.float32).type(torch.float64)),
     "cpu, contiguous": (lambda x: x.cpu().contiguous() * 2.0, lambda x: x.cpu().contiguous() * 2.0),
 }
@@ -198,6 +205,25 @@ def test_creation_functions_take_torchs_device_keyword():
         assert make("cpu").shape == make(torch.device("cpu")).shape
     with pytest.raises(TypeError, match=r"ones: device='float32' is not a device \(a dtype goes in dtype=\)"):
         mg.ones(2, device="float32")
+
+
+@pytest.mark.parametrize("owner", ["optimizer", "module"])
+def test_zero_grad_set_to_none_false_zeroes_in_place_as_torch(owner):
+    model, module = mg.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    optimizer, torch_optimizer = mg.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(module.parameters(), lr=0.1)
+    model(mg.ones(4, 3)).sum().backward()
+    module(torch.ones(4, 3)).sum().backward()
+    kept, tkept = model.weight.grad, module.weight.grad
+    (optimizer if owner == "optimizer" else model).zero_grad(set_to_none=False)
+    (torch_optimizer if owner == "optimizer" else module).zero_grad(set_to_none=False)
+    assert model.weight.grad is kept and module.weight.grad is tkept
+    assert not kept.data.any() and not tkept.any()
+    (optimizer if owner == "optimizer" else model).zero_grad()
+    assert model.weight.grad is None and model.bias.grad is None
+    (model(mg.ones(1, 3)) ** 2).sum().backward(create_graph=True)
+    assert model.weight.grad.requires_grad
+    model.zero_grad(set_to_none=False)  # a recorded gradient is cut from its graph, as torch's detach_()
+    assert not model.weight.grad.requires_grad and not model.weight.grad.data.any()
 
 
 def test_backward_takes_torchs_gradient_keyword():

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
+from ..functional import log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401  (as torch.nn.functional has them)
 from ..tensor import Tensor
 from .losses import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
 

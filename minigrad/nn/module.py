@@ -82,9 +82,9 @@ class Module:
                 stack.extend(reversed(list(value.values())))
         return found
 
-    def zero_grad(self):
-        for p in self.parameters():
-            p.grad = None
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient (see `clear_grads`)."""
+        clear_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         """Call `fn(module)` on every module inside this one (children first, as PyTorch) and on
@@ -173,6 +173,18 @@ class Module:
         for name, value in arrays.items():  # only once every entry has been checked
             params[name].data = np.array(value, dtype=params[name].dtype)
         return LoadResult(missing, unexpected)
+
+
+def clear_grads(params, set_to_none=True):
+    """`.grad = None` for each parameter, PyTorch's default; `set_to_none=False` zeroes each
+    gradient in place instead (PyTorch's older behaviour, for code that keeps a reference to it)."""
+    for p in params:
+        if set_to_none or p.grad is None:
+            p.grad = None
+        elif p.grad.requires_grad:  # recorded by backward(create_graph=True): cut from that graph, as PyTorch does
+            p.grad = Tensor(np.zeros_like(p.grad.data))
+        else:
+            p.grad.zero_()
 
 
 def _tree(title, children):

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..nn.module import clear_grads
 from ..tensor import Tensor, versions
 
 
@@ -51,9 +52,9 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__}: learning rate must be positive, got {lr}")
         self.lr = lr
 
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
+    def zero_grad(self, set_to_none=True):
+        """Forget the parameters' gradients (see `minigrad.nn.module.clear_grads`)."""
+        clear_grads(self.params, set_to_none)
 
     def state_dict(self):
         """The optimizer's hyperparameters and per-parameter state (moments, step counts) as plain
