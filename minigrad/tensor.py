@@ -11,6 +11,7 @@ where each operation's forward, VJP and JVP live together.
 
 import numpy as np
 
+import collections
 import os
 import sys
 import weakref
@@ -592,7 +593,13 @@ class Tensor:
         return self.sum(axis=axes, keepdims=keepdims) / max(count, 1)
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """The largest element(s) (a tensor; PyTorch's max(dim=) also returns indices: see argmax)."""
+        """The largest element(s): a tensor, as numpy's `max`, over all elements or `axis`.
+
+        With PyTorch's keyword `dim=`, PyTorch's answer: the pair `(values, indices)`, so that
+        `values, indices = x.max(dim=1)` means what it does there (`amax` is the values alone).
+        """
+        if dim is not None:
+            return _values_and_indices(self, "max", dim, keepdim, axis)
         axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
         return _ops.reduce_max(self, axis=_ops.normalize_axis(axis, self.ndim, "max"), keepdims=keepdims)
 
@@ -620,13 +627,20 @@ class Tensor:
         return x.reshape(shape)
 
     def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """The smallest element(s): -max(-x), so ties share the gradient as in max."""
+        """The smallest element(s): -max(-x), so ties share the gradient as in max; with `dim=`,
+        `(values, indices)` as in `max`."""
+        if dim is not None:
+            return _values_and_indices(self, "min", dim, keepdim, axis)
         axis, keepdims = _axis_args("min", axis, keepdims, dim, keepdim)
         return -(-self).max(axis=axis, keepdims=keepdims)
 
-    # PyTorch's values-only reductions. (Its max(dim=) and min(dim=) return (values, indices); here
-    # they are numpy's, values only, like these: docs/porting.md.)
-    amax, amin = max, min
+    def amax(self, dim=None, keepdim=False):
+        """PyTorch's values-only max: over all elements, or `dim` (an int or a tuple)."""
+        return self.max(axis=dim, keepdims=keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        """PyTorch's values-only min: over all elements, or `dim` (an int or a tuple)."""
+        return self.min(axis=dim, keepdims=keepdim)
 
     def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """The index of the largest element (over all elements, flattened, when axis is None), an integer tensor."""
@@ -973,6 +987,24 @@ def _root_or_zero(total, exponent):
     at_zero = _ops.equal(total, total._lift(0.0))
     safe = _ops.select(at_zero, total._lift(1.0), total)
     return _ops.select(at_zero, total._lift(0.0), safe**exponent)
+
+
+class MaxMin(collections.namedtuple("MaxMin", ["values", "indices"])):
+    """What `x.max(dim=...)` and `x.min(dim=...)` return, as PyTorch's `torch.return_types.max`:
+    the values (differentiable) and the integer indices where they are."""
+
+
+def _values_and_indices(tensor, name, dim, keepdim, axis):
+    if axis is not None:
+        raise TypeError(f"{name}: pass axis= or dim= (the same axis), not both")
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(
+            f"{name}: dim={dim!r}: PyTorch's {name}(dim=) takes one int and returns (values, indices); "
+            f"for the values over several axes write a{name}(dim={dim!r}) or {name}(axis={dim!r})"
+        )
+    keepdims = bool(keepdim)
+    values = getattr(tensor, name)(axis=dim, keepdims=keepdims)
+    return MaxMin(values, getattr(tensor, f"arg{name}")(axis=dim, keepdims=keepdims))
 
 
 def _axis_args(name, axis, keepdims, dim, keepdim):

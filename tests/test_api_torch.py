@@ -18,7 +18,8 @@ DATA = RNG.standard_normal((3, 4))
 # name: (minigrad fn, torch fn); both take one tensor of DATA's shape and return a tensor
 METHODS = {
     "min": (lambda x: x.min(), lambda x: x.min()),
-    "min(dim)": (lambda x: x.min(dim=1, keepdim=True), lambda x: x.amin(dim=1, keepdim=True)),
+    "min(dim).values": (lambda x: x.min(dim=1, keepdim=True).values, lambda x: x.min(dim=1, keepdim=True).values),
+    "max(dim)[0]": (lambda x: x.max(dim=0)[0], lambda x: x.max(dim=0)[0]),
     "maximum": (lambda x: x.maximum(0.2), lambda x: x.maximum(torch.tensor(0.2, dtype=x.dtype))),
     "minimum": (lambda x: x.minimum(x.flip(1)), lambda x: x.minimum(x.flip(1))),
     "unsqueeze": (lambda x: x.unsqueeze(1), lambda x: x.unsqueeze(1)),
@@ -101,6 +102,30 @@ def test_method_matches_torch(name):
     assert out.shape == tuple(t_out.shape), name
     np.testing.assert_allclose(out.data, t_out.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_max_and_min_with_dim_return_values_and_indices_as_torch():
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    for name in ("max", "min"):
+        for keepdim in (False, True):
+            values, indices = getattr(x, name)(dim=1, keepdim=keepdim)
+            tvalues, tindices = getattr(t, name)(dim=1, keepdim=keepdim)
+            np.testing.assert_array_equal(values.data, tvalues.numpy())
+            np.testing.assert_array_equal(indices.data, tindices.numpy())
+            assert indices.dtype == np.int64
+        result = getattr(x, name)(dim=-1)
+        np.testing.assert_array_equal(result.indices.data, getattr(t, name)(dim=-1).indices.numpy())
+        assert getattr(x, name)(axis=1).shape == (3,), "axis= is numpy's: the values alone"
+        with pytest.raises(TypeError, match=rf"{name}: dim=\(0, 1\): PyTorch's {name}\(dim=\) takes one int .* a{name}\(dim=\(0, 1\)\)"):
+            getattr(x, name)(dim=(0, 1))
+        with pytest.raises(TypeError, match="pass axis= or dim="):
+            getattr(x, name)(axis=0, dim=0)
+    y = mg.tensor(DATA, requires_grad=True)
+    values, _ = y.max(dim=1)
+    values.sum().backward()
+    t = torch.tensor(DATA, requires_grad=True)
+    t.max(dim=1).values.sum().backward()
+    np.testing.assert_array_equal(y.grad.data, t.grad.numpy())
 
 
 def test_comparison_methods_match_torch():
