@@ -825,8 +825,8 @@ class Tensor:
         return _functional.logsumexp(self, dim=dim, keepdim=keepdim)
 
     def permute(self, *dims):
-        """Reorder the axes (PyTorch's name for `transpose` with a permutation)."""
-        return self.transpose(*dims)
+        """Reorder the axes: `dims` is a permutation, `permute(2, 0, 1)` or `permute((2, 0, 1))`."""
+        return self._permute("permute", dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
 
     def unsqueeze(self, dim):
         """A new axis of length 1 at `dim`."""
@@ -861,12 +861,27 @@ class Tensor:
         return _ops.reshape(self, shape=_ops.resolve_shape(self, shape))
 
     def transpose(self, *axes):
-        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        """The axes permuted, as numpy's `transpose`: `transpose(2, 0, 1)` or `transpose((2, 0, 1))`,
+        all of them reversed by `transpose()`. Two ints swap those two axes, as PyTorch's
+        `transpose(dim0, dim1)`: on a matrix the two readings differ only where numpy's would be
+        the identity, `transpose(0, 1)`, which only PyTorch code writes (and means a transpose)."""
+        if len(axes) == 2 and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes):
+            return self._swap(*axes, "transpose")
+        return self._permute("transpose", axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
+
+    def _permute(self, name, axes):
         axes = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
         perm = tuple(a % self.ndim if -self.ndim <= a < self.ndim else a for a in axes)
         if sorted(perm) != list(range(self.ndim)):
-            raise ShapeError(f"transpose: axes {axes} are not a permutation of the axes of a tensor of shape {self.shape}")
+            raise ShapeError(f"{name}: axes {axes} are not a permutation of the axes of a tensor of shape {self.shape}")
         return _ops.transpose(self, axes=perm)
+
+    def _swap(self, a, b, name):
+        if not all(-self.ndim <= axis < self.ndim for axis in (a, b)):
+            raise ShapeError(f"{name}: cannot swap axes ({a}, {b}) of a tensor of shape {self.shape}")
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return _ops.transpose(self, axes=tuple(axes))
 
     @property
     def T(self):
@@ -884,10 +899,7 @@ class Tensor:
         return _ops.transpose(self, axes=(*range(n - 2), n - 1, n - 2))
 
     def swapaxes(self, a, b):
-        _ops.normalize_axis((a, b), self.ndim, "swapaxes")  # checks both axes exist
-        axes = list(range(self.ndim))
-        axes[a], axes[b] = axes[b], axes[a]
-        return self.transpose(axes)
+        return self._swap(a, b, "swapaxes")
 
     def broadcast_to(self, shape):
         shape = tuple(shape)

@@ -80,6 +80,12 @@ METHODS = {
     "view_as": (lambda x: x.view_as(x.T), lambda x: x.view_as(x.T)),
     "float": (lambda x: x.float().double(), lambda x: x.float().double()),
     "to(dtype)": (lambda x: x.to(np.float32).to("float64"), lambda x: x.to(torch.float32).to(torch.float64)),
+    # transpose with two ints swaps them, as torch's transpose(dim0, dim1) (numpy's reading of
+    # transpose(0, 1) on a matrix, the identity, would silently differ)
+    "transpose(0, 1)": (lambda x: x.transpose(0, 1), lambda x: x.transpose(0, 1)),
+    "transpose(-2, -1), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(-2, -1), lambda x: x.reshape(3, 2, 2).transpose(-2, -1)),
+    "transpose(0, 2), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(0, 2), lambda x: x.reshape(3, 2, 2).transpose(0, 2)),
+    "permute(0, 1)": (lambda x: x.permute(0, 1) * 1.0, lambda x: x.permute(0, 1) * 1.0),
     "amax": (lambda x: x.amax(dim=1), lambda x: x.amax(dim=1)),
     "amin(keepdim)": (lambda x: x.amin(dim=0, keepdim=True), lambda x: x.amin(dim=0, keepdim=True)),
     "F.relu, F.sigmoid, F.tanh": (lambda x: F.relu(x) + F.sigmoid(x) * F.tanh(x), lambda x: TF.relu(x) + TF.sigmoid(x) * TF.tanh(x)),
