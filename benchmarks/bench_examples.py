@@ -28,7 +28,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import TorchCharLSTM, TorchCharMLP, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import TorchCharLSTM, TorchCharMLP, _gpt_in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -184,8 +184,46 @@ def polynomial_fit(torch, lr=1e-3):
     return (minigrad_step, pytorch_step), model.num_parameters(), f"Linear 3-1 on (x, x², x³), {len(y.data)} points, sum of squares, RMSprop"
 
 
+def gpt(torch):
+    """One step of the GPT example's training loop at its own hyperparameters, against the same
+    file run with torch (tests/test_examples.py), both in float64 and without dropout."""
+    ex, theirs = _example("gpt"), _gpt_in_torch()
+    for program in (vars(ex), theirs):
+        program["dropout"] = 0.0  # random masks drawn by two libraries could not agree
+    train_data, _, _, _ = ex.data()
+    rng = np.random.default_rng(0)
+    starts = rng.integers(0, len(train_data) - ex.block_size, ex.batch_size)
+    x = np.stack([train_data.data[i : i + ex.block_size] for i in starts])
+    y = np.stack([train_data.data[i + 1 : i + ex.block_size + 1] for i in starts])
+    model = ex.GPTLanguageModel(len(set(mg.data.load_text())))
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    module = theirs["GPTLanguageModel"](model.lm_head.weight.shape[1])
+    torch.set_default_dtype(previous)
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(model).items()}, strict=False)
+    optimizer, torch_optimizer = optim.AdamW(model.parameters(), lr=ex.learning_rate), torch.optim.AdamW(module.parameters(), lr=ex.learning_rate)
+    xb, yb, txb, tyb = mg.tensor(x), mg.tensor(y), torch.from_numpy(x), torch.from_numpy(y)
+
+    def minigrad_step():  # his loop's body, once
+        _, loss = model(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def pytorch_step():
+        _, loss = module(txb, tyb)
+        torch_optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch_optimizer.step()
+        return loss.item()
+
+    what = f"GPT {ex.n_layer} blocks x {ex.n_head} heads, {ex.n_embd} channels, context {ex.block_size}, batch {ex.batch_size}, AdamW"
+    return (minigrad_step, pytorch_step), model.num_parameters(), what
+
+
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
-            "polynomial_fit": polynomial_fit}
+            "polynomial_fit": polynomial_fit, "gpt": gpt}
 
 
 def _calls_per_run(step, seconds):

@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from .errors import DtypeError
+from .errors import DtypeError, ShapeError
 from .tensor import Tensor, _checked_array, _is_cpu
 
 
@@ -136,6 +136,35 @@ def randint(*args, size=None, dtype=np.int64, rng=None):
     return Tensor(rng.integers(low, high, size=tuple(size), dtype=dtype))
 
 
+def multinomial(probs, num_samples, replacement=False, rng=None):
+    """Category indices drawn from each row of weights `probs`, as `torch.multinomial`: an int64
+    tensor (rows, num_samples), or (num_samples,) for one row. Weights must be finite and
+    non-negative, not necessarily summing to 1; without `replacement` a row yields each index at
+    most once. Drawn as `randn`'s are (`rng`, or `manual_seed`)."""
+    weights = np.asarray(probs.data if isinstance(probs, Tensor) else probs, dtype=np.float64)
+    if weights.ndim not in (1, 2) or weights.shape[-1] == 0:
+        raise ShapeError(f"multinomial: probs must be one row of weights or a matrix of rows, got shape {weights.shape}")
+    rows = weights.reshape(-1, weights.shape[-1])
+    bad = ~np.isfinite(rows) | (rows < 0)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"multinomial: weights must be finite and non-negative; got {rows[row, col]} at row {row}, column {col} (shape {weights.shape})")
+    usable = (rows > 0).sum(axis=1)
+    needed = 1 if replacement else num_samples
+    if (usable < needed).any():
+        row = int(np.argmax(usable < needed))
+        raise ValueError(f"multinomial: row {row} has {usable[row]} positive weights, too few to draw {num_samples} samples without replacement" if usable[row] else f"multinomial: row {row} has no positive weight")
+    rng = default_rng() if rng is None else rng
+    if replacement or num_samples == 1:
+        cdf = np.cumsum(rows, axis=1)
+        u = rng.random((len(rows), num_samples)) * cdf[:, -1:]
+        drawn = np.stack([np.searchsorted(c, row_u, side="right") for c, row_u in zip(cdf, u)])
+    else:
+        drawn = np.stack([rng.choice(rows.shape[1], size=num_samples, replace=False, p=r / r.sum()) for r in rows])
+    drawn = np.minimum(drawn, rows.shape[1] - 1).astype(np.int64)
+    return Tensor(drawn.reshape(num_samples) if weights.ndim == 1 else drawn)
+
+
 @_accepts_device
 def full(size, fill_value, requires_grad=False, dtype=None):
     """A tensor of shape `size` filled with `fill_value`; the dtype follows the value as in
@@ -156,8 +185,12 @@ def eye(n, m=None, requires_grad=False, dtype=np.float64):
 
 
 @_accepts_device
-def arange(*args, dtype=np.float64):
-    return Tensor(np.arange(*args, dtype=dtype))
+def arange(*args, requires_grad=False, dtype=None):
+    """Evenly spaced values in [start, end) with a step, as `torch.arange`: int64 when every
+    argument is an int (positions, indices), float64 otherwise, unless `dtype` is given."""
+    if dtype is None:
+        dtype = np.int64 if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) else np.float64
+    return Tensor(np.arange(*args, dtype=dtype), requires_grad=requires_grad)
 
 
 @_accepts_device

@@ -60,6 +60,25 @@ def where(condition, x, y):
     return ops.where(x, y, condition=np.asarray(condition, dtype=bool))  # lists and numpy bools too
 
 
+def tril(x, diagonal=0):
+    """The lower triangle of the last two axes, the rest set to 0 (`torch.tril`): elements on and
+    below the `diagonal`-th diagonal are kept. The gradient flows to the kept elements only."""
+    return _triangle("tril", x, lambda rows, cols: np.tri(rows, cols, k=diagonal, dtype=bool))
+
+
+def triu(x, diagonal=0):
+    """The upper triangle of the last two axes, the rest set to 0 (`torch.triu`): elements on and
+    above the `diagonal`-th diagonal are kept."""
+    return _triangle("triu", x, lambda rows, cols: ~np.tri(rows, cols, k=diagonal - 1, dtype=bool))
+
+
+def _triangle(name, x, mask):
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim < 2:
+        raise ShapeError(f"{name}: needs a matrix or a batch of them (at least 2 dimensions), got shape {x.shape}")
+    return where(mask(*x.shape[-2:]), x, 0)
+
+
 def _operands(x, y):
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = Tensor(x)

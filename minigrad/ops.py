@@ -570,10 +570,25 @@ broadcast_to = Primitive.define(
 
 
 def plain_index(index):
-    """Tensors inside an index become numpy arrays: indices are never differentiated."""
+    """Tensors inside an index become numpy arrays, and a slice's tensor bounds Python ints
+    (`data[i : i + n]` with `i` from an integer tensor): indices are never differentiated."""
     if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
-    return index.data if isinstance(index, Tensor) else index
+        return tuple(_plain_part(i) for i in index)
+    return _plain_part(index)
+
+
+def _plain_part(part):
+    if isinstance(part, Tensor):
+        return part.data
+    if isinstance(part, slice) and any(isinstance(bound, Tensor) for bound in (part.start, part.stop, part.step)):
+        return slice(*(_slice_bound(bound) if isinstance(bound, Tensor) else bound for bound in (part.start, part.stop, part.step)))
+    return part
+
+
+def _slice_bound(tensor):
+    if tensor.data.dtype.kind not in "iu" or tensor.data.size != 1:
+        raise TypeError(f"index: a slice bound must be a single integer, got a tensor of dtype {tensor.dtype} and shape {tensor.shape}")
+    return int(tensor.data.item())
 
 
 def _is_basic(index):

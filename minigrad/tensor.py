@@ -309,6 +309,15 @@ class Tensor:
             _refuse_while_tracing(self, "float()", _VALUE_ADVICE)
         return float(self.item())
 
+    def __format__(self, spec):
+        """f"{loss:.4f}" formats a one-element tensor's value, as PyTorch does; other tensors take
+        no format spec."""
+        if not spec:
+            return str(self)
+        if self.data.size != 1:
+            raise TypeError(f"format: only a one-element tensor takes a format spec ({spec!r}), got shape {self.shape}")
+        return format(self.item(), spec)
+
     def __int__(self):
         if tracing.depth and self.requires_grad:
             _refuse_while_tracing(self, "int()", _VALUE_ADVICE)
@@ -814,6 +823,12 @@ class Tensor:
     def masked_fill(self, mask, value):
         """`value` where `mask` is true, self elsewhere (no gradient flows to the filled places)."""
         return _functional.where(mask, self._lift(value), self)
+
+    def tril(self, diagonal=0):
+        return _functional.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return _functional.triu(self, diagonal)
 
     def softmax(self, dim=-1):
         return _functional.softmax(self, dim=dim)

@@ -86,6 +86,9 @@ METHODS = {
     "transpose(-2, -1), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(-2, -1), lambda x: x.reshape(3, 2, 2).transpose(-2, -1)),
     "transpose(0, 2), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(0, 2), lambda x: x.reshape(3, 2, 2).transpose(0, 2)),
     "permute(0, 1)": (lambda x: x.permute(0, 1) * 1.0, lambda x: x.permute(0, 1) * 1.0),
+    "tril": (lambda x: x.tril(), lambda x: x.tril()),
+    "mg.triu(diagonal=1)": (lambda x: mg.triu(x, 1), lambda x: torch.triu(x, 1)),
+    "tril(-1), batched": (lambda x: x.reshape(3, 2, 2).tril(-1), lambda x: x.reshape(3, 2, 2).tril(-1)),
     "amax": (lambda x: x.amax(dim=1), lambda x: x.amax(dim=1)),
     "amin(keepdim)": (lambda x: x.amin(dim=0, keepdim=True), lambda x: x.amin(dim=0, keepdim=True)),
     "F.relu, F.sigmoid, F.tanh": (lambda x: F.relu(x) + F.sigmoid(x) * F.tanh(x), lambda x: TF.relu(x) + TF.sigmoid(x) * TF.tanh(x)),
@@ -132,6 +135,69 @@ def test_max_and_min_with_dim_return_values_and_indices_as_torch():
     t = torch.tensor(DATA, requires_grad=True)
     t.max(dim=1).values.sum().backward()
     np.testing.assert_array_equal(y.grad.data, t.grad.numpy())
+
+
+def test_arange_is_int64_for_ints_as_torch():
+    for args in [(5,), (2, 9), (0, 10, 3), (0.0, 1.0, 0.25), (1, 2.5)]:
+        ours, theirs = mg.arange(*args), torch.arange(*args)
+        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        assert (ours.dtype.kind == "i") == (not theirs.is_floating_point()), args
+    assert mg.arange(3, dtype=mg.float32).dtype == np.float32
+
+
+def test_tensors_index_slices_and_format_as_in_torch():
+    data = mg.arange(10)
+    starts = mg.tensor([2, 5])
+    np.testing.assert_array_equal(mg.stack([data[i : i + 3] for i in starts]).data, [[2, 3, 4], [5, 6, 7]])
+    with pytest.raises(TypeError, match=r"a slice bound must be a single integer, got a tensor of dtype float64 and shape \(\)"):
+        data[mg.tensor(1.5) :]
+    loss = mg.tensor(2.0 / 3.0)
+    assert f"{loss:.4f}" == f"{torch.tensor(2.0 / 3.0):.4f}" == "0.6667" and f"{loss}" == str(loss)
+    with pytest.raises(TypeError, match=r"only a one-element tensor takes a format spec \('.2f'\), got shape \(2,\)"):
+        f"{mg.tensor([1.0, 2.0]):.2f}"
+
+
+def test_multinomial_draws_from_each_row_as_torch_does():
+    rng = np.random.default_rng(0)
+    weights = mg.tensor([[0.0, 1.0, 3.0], [2.0, 0.0, 0.0]])
+    drawn = mg.multinomial(weights, 4000, replacement=True, rng=rng)
+    assert drawn.shape == (2, 4000) and drawn.dtype == np.int64
+    counts = np.bincount(drawn.data[0], minlength=3)
+    assert counts[0] == 0 and 0.72 < counts[2] / 4000 < 0.78, counts  # weights need not sum to 1
+    assert (drawn.data[1] == 0).all()
+    once = mg.multinomial(mg.tensor([1.0, 2.0, 3.0, 4.0]), 4, rng=rng)
+    assert once.shape == (4,) and sorted(once.data.tolist()) == [0, 1, 2, 3], "without replacement: each index once"
+    assert mg.multinomial(mg.softmax(mg.randn(5, 7), dim=-1), num_samples=1).shape == (5, 1)
+    with pytest.raises(ValueError, match=r"finite and non-negative; got -1.0 at row 0, column 1"):
+        mg.multinomial([[1.0, -1.0]], 1)
+    with pytest.raises(ValueError, match="row 1 has no positive weight"):
+        mg.multinomial([[1.0, 1.0], [0.0, 0.0]], 1)
+    with pytest.raises(ValueError, match="row 0 has 2 positive weights, too few to draw 3 samples without replacement"):
+        mg.multinomial([1.0, 0.0, 1.0], 3)
+
+
+def test_module_list_and_buffers_as_torch_has_them():
+    class Net(mg.nn.Module):
+        def __init__(self):
+            self.blocks = mg.nn.ModuleList([mg.nn.Linear(2, 2) for _ in range(2)])
+            self.blocks.append(mg.nn.Linear(2, 1))
+            self.register_buffer("mask", mg.tril(mg.ones(2, 2)))
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x @ self.mask)
+            return x
+
+    net = Net()
+    assert len(net.blocks) == 3 and net.blocks[2].weight.shape == (2, 1)
+    names = [name for name, _ in net.named_parameters()]
+    assert len(names) == 6 and not any("mask" in name for name in names), names
+    assert sorted(mg.nn.utils.torch_state_dict(net)) == sorted(f"blocks.{i}.{p}" for i in range(3) for p in ("weight", "bias"))
+    net(mg.ones(4, 2)).sum().backward()
+    assert net.mask.grad is None and all(p.grad is not None for p in net.parameters())
+    assert "(blocks): ModuleList(\n    (0): Linear(2, 2, bias=True)" in repr(net)
+    with pytest.raises(TypeError, match="register_buffer: 'mask' must be a Tensor or None, got list"):
+        net.register_buffer("mask", [1.0])
 
 
 def test_comparison_methods_match_torch():

@@ -283,6 +283,66 @@ def test_polynomial_fit_runs_as_a_script_and_prints_each_fit(capsys):
     assert out.count("result (") == 4, out
 
 
+# --------------------------------------------------------------------------- Karpathy's GPT
+# examples/gpt.py is his gpt.py with `torch` replaced by `mg`; replaced back, the same file is his
+# PyTorch program. Both run from the same weights on the same batches, float64, without dropout.
+GPT_IMPORTS = {
+    "import minigrad as mg": "import torch as mg",
+    "import minigrad.nn as nn": "import torch.nn as nn",
+    "from minigrad.nn import functional as F": "from torch.nn import functional as F",
+}
+GPT_SMALL = {"batch_size": 4, "block_size": 8, "n_embd": 16, "n_head": 2, "n_layer": 2, "dropout": 0.0}
+
+
+def _gpt_in_torch():
+    source = (EXAMPLES / "gpt.py").read_text()
+    for ours, theirs in GPT_IMPORTS.items():
+        assert source.count(ours) == 1, ours
+        source = source.replace(ours, theirs)
+    assert "minigrad" not in source.split('"""', 2)[2], "the program names nothing of minigrad's but its imports"
+    namespace = {"__name__": "gpt_in_torch"}
+    exec(compile(source, "gpt_in_torch", "exec"), namespace)
+    return namespace
+
+
+def test_gpt_is_karpathys_torch_program_and_trains_as_it_does(monkeypatch):
+    ex, theirs = example("gpt"), _gpt_in_torch()
+    for name, value in GPT_SMALL.items():
+        monkeypatch.setattr(ex, name, value)
+        theirs[name] = value
+    train_data, _, _, _ = ex.data()
+    vocab = len(set(mg.data.load_text()))
+    rng, steps = np.random.default_rng(0), 6
+    starts = [rng.integers(0, len(train_data) - 8, 4) for _ in range(steps)]
+    batches = [(np.stack([train_data.data[i : i + 8] for i in ix]), np.stack([train_data.data[i + 1 : i + 9] for i in ix])) for ix in starts]
+    mg.manual_seed(0)
+    model = ex.GPTLanguageModel(vocab)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        module = theirs["GPTLanguageModel"](vocab)
+        missing, unexpected = module.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(model).items()}, strict=False)
+        assert not unexpected and missing and all(k.endswith(".tril") for k in missing), (missing, unexpected)  # buffers: made by the code
+        mine = iter(batches)
+        monkeypatch.setattr(ex, "get_batch", lambda data: tuple(mg.tensor(a) for a in next(mine)))
+        losses = ex.train(model, None, steps)
+        torch_batches = iter(batches)
+        theirs["get_batch"] = lambda data: tuple(torch.from_numpy(a) for a in next(torch_batches))
+        tlosses = theirs["train"](module, None, steps)
+    finally:
+        torch.set_default_dtype(previous)
+    np.testing.assert_allclose(losses, tlosses, rtol=1e-9)
+    assert losses[-1] < losses[0], "it learns"
+
+
+def test_gpt_runs_as_a_script_and_samples(capsys):
+    example("gpt").main(["--steps", "2", "--sample", "20"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("M parameters") and [line.split(":")[0] for line in lines[1:3]] == ["step 0", "step 1"], lines
+    assert "train loss" in lines[1] and "val loss" in lines[1]
+    assert len(lines[-1]) >= 10, "a sample of text"
+
+
 @pytest.mark.parametrize("name", ["mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd"])
 def test_examples_run_as_scripts_and_print_progress(name, capsys):
     example(name).main(["--steps", "3"])
@@ -293,7 +353,7 @@ def test_examples_run_as_scripts_and_print_progress(name, capsys):
 
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
-    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit"}, scripts
+    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt"}, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
     assert mg.data.load_digits()[0].shape == (1797, 8, 8)

@@ -2,7 +2,7 @@
 
 from . import functional, init, utils
 from .conv import AvgPool2d, Conv2d, MaxPool2d
-from .layers import GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sequential, Sigmoid, Softmax, Tanh
+from .layers import GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh
 from .losses import (
     BCEWithLogitsLoss,
     CrossEntropyLoss,

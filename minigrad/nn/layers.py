@@ -80,16 +80,20 @@ ACTIVATIONS = {"tanh": Tanh, "relu": ReLU, "sigmoid": Sigmoid, "identity": Ident
 
 
 
-class Sequential(Module):
-    """Apply layers one after another."""
+class ModuleList(Module):
+    """A list of modules whose parameters the model owns (PyTorch's `nn.ModuleList`): index it,
+    iterate it, `append` and `extend` it; calling it is for its owner to define."""
 
-    def __init__(self, *layers):
-        self.layers = list(layers)
+    def __init__(self, modules=()):
+        self.layers = list(modules)  # "layers", as Sequential's: PyTorch's state-dict names skip it
 
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
+    def append(self, module):
+        self.layers.append(module)
+        return self
+
+    def extend(self, modules):
+        self.layers.extend(modules)
+        return self
 
     def __getitem__(self, i):
         return self.layers[i]
@@ -97,8 +101,23 @@ class Sequential(Module):
     def __len__(self):
         return len(self.layers)
 
+    def __iter__(self):
+        return iter(self.layers)
+
     def __repr__(self):
         return _tree(type(self).__name__, ((str(i), layer) for i, layer in enumerate(self.layers)))
+
+
+class Sequential(ModuleList):
+    """Apply layers one after another."""
+
+    def __init__(self, *layers):
+        super().__init__(layers)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
 
 
 class MLP(Sequential):

@@ -47,6 +47,15 @@ class Module:
             elif items is not None:
                 yield from ((f"{name}.{key}", item) for key, item in items if isinstance(item, Module))
 
+    def register_buffer(self, name, tensor, persistent=True):
+        """Keep `tensor` as attribute `name`: state the module uses but does not train (an
+        attention mask, running statistics), as PyTorch's. It is no parameter, so no optimizer
+        updates it and `state_dict()` (parameters only, in minigrad) leaves it out; the model's
+        code makes it again. `persistent` is accepted for PyTorch's signature."""
+        if not isinstance(tensor, Tensor) and tensor is not None:
+            raise TypeError(f"{type(self).__name__}.register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+        setattr(self, name, tensor)
+
     def named_parameters(self, prefix=""):
         """(name, parameter) pairs, each parameter once, in attribute order."""
         seen = set()
