@@ -116,8 +116,12 @@ def log_softmax(x, axis=-1, *, dim=None):
 
 
 def softmax(x, axis=-1, *, dim=None):
-    """exp(log_softmax(x)): probabilities along one axis."""
-    return log_softmax(x, axis=_dim("softmax", axis, dim, -1)).exp()
+    """Probabilities along one axis: exp(x − max) normalised, the same as exp(log_softmax(x))."""
+    axis = _dim("softmax", axis, dim, -1)
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim == 0:
+        raise ShapeError("softmax: needs at least one dimension, got a 0-d tensor")
+    return ops.softmax(x, axis=ops.normalize_axis(axis, x.ndim, "softmax")[0])
 
 
 def softplus(x):

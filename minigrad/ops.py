@@ -537,6 +537,27 @@ log_softmax = Primitive.define(
     array_vjp=lambda g, out, x, axis: (g - np.exp(out) * g.sum(axis=axis, keepdims=True),),
 )
 
+def _softmax_forward(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)  # in place: e is this function's own array
+    return e
+
+
+def _softmax_rule(g, out, axis):
+    """The softmax's VJP and JVP alike (its Jacobian is symmetric): out ⊙ (g − Σ g ⊙ out)."""
+    return out * (g - (g * out).sum(axis=axis, keepdims=True))
+
+
+# Its own primitive rather than exp(log_softmax(x)): attention takes one per head and layer, and the
+# composition costs two more passes forward and three backward (benchmarks/README.md, the GPT).
+softmax = Primitive.define(
+    "softmax",
+    forward=_softmax_forward,
+    vjp=lambda g, out, x, axis: (_softmax_rule(g, out, axis),),
+    jvp=lambda t, out, x, axis: _softmax_rule(t[0], out, axis),
+    array_vjp=lambda g, out, x, axis: (_softmax_rule(g, out, axis),),  # the same expression, on arrays
+)
+
 # --------------------------------------------------------------------------- shapes
 def resolve_shape(tensor, shape):
     """`shape` with a -1 filled in, checked against the tensor's size."""

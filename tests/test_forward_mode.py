@@ -57,6 +57,7 @@ CASES = {
     "tanh": (lambda x: x.tanh(), torch.tanh, [_normal(3, 4)]),
     "sigmoid": (lambda x: x.sigmoid(), torch.sigmoid, [_normal(3, 4)]),
     "log_softmax": (lambda x: mg.log_softmax(x, axis=1), lambda x: torch.log_softmax(x, dim=1), [_normal(3, 4)]),
+    "softmax": (lambda x: mg.softmax(x, axis=0), lambda x: torch.softmax(x, dim=0), [_normal(3, 4)]),
     "relu": (lambda x: x.relu(), torch.relu, [_away_from_zero(3, 4)]),
     "abs": (lambda x: x.abs(), torch.abs, [_away_from_zero(3, 4)]),
     "clip": (lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0), [_away_from_zero(3, 4) * 1.5]),

@@ -49,6 +49,7 @@ PRIMITIVES = {
     "tanh": (lambda x: x.tanh(), torch.tanh, [RNG.standard_normal((3, 2))]),
     "sigmoid": (lambda x: x.sigmoid(), torch.sigmoid, [RNG.standard_normal((3, 2))]),
     "log_softmax": (lambda x: mg.log_softmax(x, axis=0), lambda x: torch.log_softmax(x, dim=0), [RNG.standard_normal((3, 2))]),
+    "softmax": (lambda x: mg.softmax(x, axis=1) * x, lambda x: torch.softmax(x, dim=1) * x, [RNG.standard_normal((3, 4))]),
     "relu": (lambda x: x.relu(), torch.relu, [_away_from_zero(3, 4)]),
     "abs": (lambda x: x.abs(), torch.abs, [_away_from_zero(3, 4)]),
     "clip": (lambda x: x.clip(-0.5, 0.5), lambda x: x.clamp(-0.5, 0.5), [_away_from_zero(6)]),
