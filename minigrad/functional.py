@@ -1,5 +1,7 @@
 """Operations on several tensors, and numerically careful compositions of primitives."""
 
+import builtins
+
 import numpy as np
 
 from . import ops
@@ -77,6 +79,99 @@ def _triangle(name, x, mask):
     if x.ndim < 2:
         raise ShapeError(f"{name}: needs a matrix or a batch of them (at least 2 dimensions), got shape {x.shape}")
     return where(mask(*x.shape[-2:]), x, 0)
+
+
+def _axis(name, x, dim):
+    n = x.ndim or 1  # (this module's max and min are minigrad's)
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
+        raise ShapeError(f"{name}: dim {dim!r} is not an axis of a tensor of shape {x.shape}")
+    return int(dim) % n
+
+
+def gather(x, dim, index):
+    """Elements of x picked along `dim` by the integer `index` (`torch.gather`, numpy's
+    `take_along_axis`): out[i][j] = x[index[i][j]][j] for dim 0. The gradient adds back into the
+    picked places (repeats accumulate)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    index = np.asarray(index.data if isinstance(index, Tensor) else index)
+    dim = _axis("gather", x, dim)
+    if index.dtype.kind not in "iu" or index.ndim != x.ndim or any(i != dim and m > n for i, (m, n) in enumerate(zip(index.shape, x.shape))):
+        raise ShapeError(
+            f"gather: index must be an integer array with the {x.ndim} dimensions of x, no longer than x on "
+            f"the other axes; got dtype {index.dtype} and shape {index.shape} for x of shape {x.shape} along dim {dim}"
+        )
+    if index.size and not (0 <= index.min() and index.max() < x.shape[dim]):
+        raise ShapeError(f"gather: index values must lie in [0, {x.shape[dim]}) along dim {dim}; got {index.min()}..{index.max()}")
+    grids = list(np.ogrid[tuple(slice(n) for n in index.shape)])
+    grids[dim] = index
+    return x[tuple(grids)]
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's keyword)
+    """The k largest (or, `largest=False`, smallest) elements along `dim` and where they are:
+    `(values, indices)` as `torch.topk`, in order (largest first). The values are differentiable."""
+    from .tensor import ValuesIndices
+
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    dim = _axis("topk", x, dim)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[dim]:
+        raise ShapeError(f"topk: k must be an int in [0, {x.shape[dim]}] for dim {dim} of shape {x.shape}, got {k!r}")
+    order = np.argsort(-x.data if largest else x.data, axis=dim, kind="stable")
+    indices = np.take(order, np.arange(k), axis=dim)
+    return ValuesIndices(gather(x, dim, indices), Tensor._result(indices, None))
+
+
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of x along `dim`, as `torch.split`: of `split_size_or_sections` elements each (the last
+    one shorter), or of the lengths listed. Each piece is a differentiable slice."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    dim = _axis("split", x, dim)
+    n = x.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size < 1:
+            raise ShapeError(f"split: the size of a piece must be a positive int, got {size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else [])
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n or any(size < 0 for size in sizes):
+            raise ShapeError(f"split: lengths {sizes} must be non-negative and add up to {n}, the length of dim {dim} of shape {x.shape}")
+    starts = np.cumsum([0] + sizes[:-1])
+    before = (slice(None),) * dim
+    return tuple(x[before + (slice(int(start), int(start) + size),)] for start, size in zip(starts, sizes))
+
+
+def chunk(x, chunks, dim=0):
+    """`chunks` pieces of x along `dim` (fewer when it is short), as `torch.chunk`: each as long as
+    ⌈length / chunks⌉, the last one shorter."""
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise ShapeError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return split(x, builtins.max(1, -(-x.shape[_axis("chunk", x, dim)] // int(chunks))), dim)
+
+
+def repeat(x, *sizes):
+    """x tiled `sizes` times along each axis, as `torch.Tensor.repeat` (numpy's `tile`); extra leading
+    sizes add axes. A broadcast and a reshape, so the gradient sums over the copies."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    if len(sizes) < x.ndim or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in sizes):
+        raise ShapeError(f"repeat: needs a non-negative int for each of the {x.ndim} axes of shape {x.shape} (or more, for new leading axes), got {sizes}")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    spread = x.reshape([m for n in shape for m in (1, n)])
+    tiled = spread.broadcast_to(tuple(m for s, n in zip(sizes, shape) for m in (s, n)))
+    return tiled.reshape([s * n for s, n in zip(sizes, shape)])
+
+
+def isclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Elementwise |x − y| ≤ atol + rtol·|y| as a boolean tensor (PyTorch's defaults)."""
+    values = [v.data if isinstance(v, Tensor) else np.asarray(v) for v in (x, y)]
+    return Tensor._result(np.isclose(*values, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
+
+
+def allclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Whether every element is close (`isclose`), as a Python bool."""
+    return bool(isclose(x, y, rtol, atol, equal_nan).data.all())
 
 
 def _operands(x, y):

@@ -824,6 +824,21 @@ class Tensor:
         """`value` where `mask` is true, self elsewhere (no gradient flows to the filled places)."""
         return _functional.where(mask, self._lift(value), self)
 
+    def gather(self, dim, index):
+        return _functional.gather(self, dim, index)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's keyword)
+        return _functional.topk(self, k, dim, largest, sorted)
+
+    def split(self, split_size_or_sections, dim=0):
+        return _functional.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks, dim=0):
+        return _functional.chunk(self, chunks, dim)
+
+    def repeat(self, *sizes):
+        return _functional.repeat(self, *sizes)
+
     def tril(self, diagonal=0):
         return _functional.tril(self, diagonal)
 
@@ -1016,9 +1031,9 @@ def _root_or_zero(total, exponent):
     return _ops.select(at_zero, total._lift(0.0), safe**exponent)
 
 
-class MaxMin(collections.namedtuple("MaxMin", ["values", "indices"])):
-    """What `x.max(dim=...)` and `x.min(dim=...)` return, as PyTorch's `torch.return_types.max`:
-    the values (differentiable) and the integer indices where they are."""
+class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"])):
+    """What `x.max(dim=...)`, `x.min(dim=...)` and `x.topk(...)` return, as PyTorch's
+    `torch.return_types`: the values (differentiable) and the integer indices where they are."""
 
 
 def _values_and_indices(tensor, name, dim, keepdim, axis):
@@ -1031,7 +1046,7 @@ def _values_and_indices(tensor, name, dim, keepdim, axis):
         )
     keepdims = bool(keepdim)
     values = getattr(tensor, name)(axis=dim, keepdims=keepdims)
-    return MaxMin(values, getattr(tensor, f"arg{name}")(axis=dim, keepdims=keepdims))
+    return ValuesIndices(values, getattr(tensor, f"arg{name}")(axis=dim, keepdims=keepdims))
 
 
 def _axis_args(name, axis, keepdims, dim, keepdim):

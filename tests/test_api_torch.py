@@ -14,6 +14,7 @@ import minigrad.nn.functional as F
 
 RNG = np.random.default_rng(21)
 DATA = RNG.standard_normal((3, 4))
+GATHER = np.array([[0, 3, 3, 1], [2, 2, 0, 1], [1, 0, 3, 3]])  # with repeats: their gradients add up
 
 # name: (minigrad fn, torch fn); both take one tensor of DATA's shape and return a tensor
 METHODS = {
@@ -86,6 +87,15 @@ METHODS = {
     "transpose(-2, -1), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(-2, -1), lambda x: x.reshape(3, 2, 2).transpose(-2, -1)),
     "transpose(0, 2), 3-D": (lambda x: x.reshape(3, 2, 2).transpose(0, 2), lambda x: x.reshape(3, 2, 2).transpose(0, 2)),
     "permute(0, 1)": (lambda x: x.permute(0, 1) * 1.0, lambda x: x.permute(0, 1) * 1.0),
+    "gather": (lambda x: x.gather(1, mg.tensor(GATHER)), lambda x: x.gather(1, torch.from_numpy(GATHER))),
+    "mg.gather(dim=0), repeats": (lambda x: mg.gather(x, 0, GATHER[:, :3] % 3), lambda x: torch.gather(x, 0, torch.from_numpy(GATHER[:, :3] % 3))),
+    "topk": (lambda x: x.topk(2).values, lambda x: x.topk(2).values),
+    "topk(dim=0, smallest)": (lambda x: mg.topk(x, 2, dim=0, largest=False)[0], lambda x: torch.topk(x, 2, dim=0, largest=False)[0]),
+    "split": (lambda x: mg.cat([p * i for i, p in enumerate(x.split(3, dim=1))], dim=1), lambda x: torch.cat([p * i for i, p in enumerate(x.split(3, dim=1))], dim=1)),
+    "split(sections)": (lambda x: mg.cat([p * i for i, p in enumerate(mg.split(x, [1, 0, 2]))]), lambda x: torch.cat([p * i for i, p in enumerate(torch.split(x, [1, 0, 2]))])),
+    "chunk": (lambda x: mg.cat([p * (i + 1) for i, p in enumerate(x.chunk(2))]), lambda x: torch.cat([p * (i + 1) for i, p in enumerate(x.chunk(2))])),
+    "repeat": (lambda x: x.repeat(2, 1, 3), lambda x: x.repeat(2, 1, 3)),
+    "mg.repeat": (lambda x: mg.repeat(x[0], (2, 2)), lambda x: x[0].repeat(2, 2)),
     "tril": (lambda x: x.tril(), lambda x: x.tril()),
     "mg.triu(diagonal=1)": (lambda x: mg.triu(x, 1), lambda x: torch.triu(x, 1)),
     "tril(-1), batched": (lambda x: x.reshape(3, 2, 2).tril(-1), lambda x: x.reshape(3, 2, 2).tril(-1)),
@@ -135,6 +145,35 @@ def test_max_and_min_with_dim_return_values_and_indices_as_torch():
     t = torch.tensor(DATA, requires_grad=True)
     t.max(dim=1).values.sum().backward()
     np.testing.assert_array_equal(y.grad.data, t.grad.numpy())
+
+
+def test_topk_indices_chunk_counts_and_closeness_match_torch():
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    for kwargs in ({}, {"dim": 0}, {"largest": False}):
+        ours, theirs = x.topk(2, **kwargs), t.topk(2, **kwargs)
+        np.testing.assert_array_equal(ours.indices.data, theirs.indices.numpy())
+        assert ours.indices.dtype == np.int64
+    assert [p.shape for p in mg.arange(10).chunk(4)] == [tuple(p.shape) for p in torch.arange(10).chunk(4)]
+    assert [p.shape for p in mg.arange(5).chunk(3)] == [tuple(p.shape) for p in torch.arange(5).chunk(3)]
+    y = DATA + 1e-7
+    assert mg.allclose(x, y) == torch.allclose(t, torch.tensor(y)) and not mg.allclose(x, DATA + 1e-3)
+    np.testing.assert_array_equal(mg.isclose(x, DATA * 1.00001).data, torch.isclose(t, torch.tensor(DATA * 1.00001)).numpy())
+
+
+def test_gather_topk_split_repeat_refuse_bad_arguments():
+    x = mg.tensor(DATA)
+    with pytest.raises(mg.ShapeError, match=r"gather: index values must lie in \[0, 4\) along dim 1; got 0..4"):
+        x.gather(1, mg.tensor([[0, 4]] * 3))
+    with pytest.raises(mg.ShapeError, match=r"gather: index must be an integer array with the 2 dimensions of x"):
+        x.gather(1, mg.tensor([0, 1]))
+    with pytest.raises(mg.ShapeError, match=r"topk: k must be an int in \[0, 4\] for dim 1 of shape \(3, 4\), got 5"):
+        x.topk(5)
+    with pytest.raises(mg.ShapeError, match=r"split: lengths \[1, 1\] must be non-negative and add up to 3"):
+        x.split([1, 1])
+    with pytest.raises(mg.ShapeError, match="dim 2 is not an axis of a tensor of shape"):
+        x.chunk(2, dim=2)
+    with pytest.raises(mg.ShapeError, match=r"repeat: needs a non-negative int for each of the 2 axes"):
+        x.repeat(2)
 
 
 def test_arange_is_int64_for_ints_as_torch():
