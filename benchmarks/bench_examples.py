@@ -190,12 +190,12 @@ def gpt(torch):
     ex, theirs = _example("gpt"), _gpt_in_torch()
     for program in (vars(ex), theirs):
         program["dropout"] = 0.0  # random masks drawn by two libraries could not agree
-    train_data, _, _, _ = ex.data()
+    train_data, _, vocab_size, _, _ = ex.data()
     rng = np.random.default_rng(0)
     starts = rng.integers(0, len(train_data) - ex.block_size, ex.batch_size)
     x = np.stack([train_data.data[i : i + ex.block_size] for i in starts])
     y = np.stack([train_data.data[i + 1 : i + ex.block_size + 1] for i in starts])
-    model = ex.GPTLanguageModel(len(set(mg.data.load_text())))
+    model = ex.GPTLanguageModel(vocab_size)
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     module = theirs["GPTLanguageModel"](model.lm_head.weight.shape[1])

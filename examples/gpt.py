@@ -40,7 +40,8 @@ device = "cpu"
 
 
 def data():
-    """(train_data, val_data, encode, decode): the course's text as int64 character codes, split 90/10."""
+    """(train_data, val_data, vocab_size, encode, decode): the course's text as int64 character
+    codes, split 90/10, and its alphabet's size."""
     text = mg.data.load_text()
     chars = sorted(list(set(text)))
     stoi = {ch: i for i, ch in enumerate(chars)}
@@ -49,7 +50,7 @@ def data():
     decode = lambda l: "".join([itos[i] for i in l])  # noqa: E731, E741
     encoded = mg.tensor(encode(text), dtype=mg.int64)
     n = int(0.9 * len(encoded))
-    return encoded[:n], encoded[n:], encode, decode
+    return encoded[:n], encoded[n:], len(chars), encode, decode
 
 
 def get_batch(data):
@@ -206,8 +207,8 @@ def main(argv=None):
     parser.add_argument("--sample", type=int, default=300, help="characters to generate after training")
     args = parser.parse_args(argv)
     mg.manual_seed(1337)
-    train_data, val_data, encode, decode = data()
-    model = GPTLanguageModel(vocab_size=len(set(mg.data.load_text())))
+    train_data, val_data, vocab_size, encode, decode = data()
+    model = GPTLanguageModel(vocab_size=vocab_size)
     print(sum(p.numel() for p in model.parameters()) / 1e6, "M parameters")
     train(model, train_data, args.steps, val_data, log_every=max(1, min(eval_interval, args.steps // 4)))
     context = mg.zeros((1, 1), dtype=mg.int64, device=device)

@@ -153,7 +153,9 @@ def multinomial(probs, num_samples, replacement=False, rng=None):
     needed = 1 if replacement else num_samples
     if (usable < needed).any():
         row = int(np.argmax(usable < needed))
-        raise ValueError(f"multinomial: row {row} has {usable[row]} positive weights, too few to draw {num_samples} samples without replacement" if usable[row] else f"multinomial: row {row} has no positive weight")
+        if not usable[row]:
+            raise ValueError(f"multinomial: row {row} has no positive weight")
+        raise ValueError(f"multinomial: row {row} has {usable[row]} positive weights, too few to draw {num_samples} samples without replacement")
     rng = default_rng() if rng is None else rng
     if replacement or num_samples == 1:
         cdf = np.cumsum(rows, axis=1)

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import ops
 from .errors import ShapeError
-from .tensor import Tensor
+from .tensor import Tensor, ValuesIndices
 
 
 def _dim(name, axis, dim, default):
@@ -28,7 +28,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     """Join tensors along an existing axis (`dim=` as in PyTorch)."""
     axis = _dim("concatenate", axis, dim, 0)
     tensors = _tensors("concatenate", tensors)
-    return ops.concatenate(*tensors, axis=ops.normalize_axis(axis, tensors[0].ndim, "concatenate")[0])
+    return ops.concatenate(*tensors, axis=ops.single_axis(axis, tensors[0].ndim, "concatenate"))
 
 
 def stack(tensors, axis=0, *, dim=None):
@@ -81,20 +81,13 @@ def _triangle(name, x, mask):
     return where(mask(*x.shape[-2:]), x, 0)
 
 
-def _axis(name, x, dim):
-    n = x.ndim or 1  # (this module's max and min are minigrad's)
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
-        raise ShapeError(f"{name}: dim {dim!r} is not an axis of a tensor of shape {x.shape}")
-    return int(dim) % n
-
-
 def gather(x, dim, index):
     """Elements of x picked along `dim` by the integer `index` (`torch.gather`, numpy's
     `take_along_axis`): out[i][j] = x[index[i][j]][j] for dim 0. The gradient adds back into the
     picked places (repeats accumulate)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     index = np.asarray(index.data if isinstance(index, Tensor) else index)
-    dim = _axis("gather", x, dim)
+    dim = ops.single_axis(dim, x.ndim, "gather")
     if index.dtype.kind not in "iu" or index.ndim != x.ndim or any(i != dim and m > n for i, (m, n) in enumerate(zip(index.shape, x.shape))):
         raise ShapeError(
             f"gather: index must be an integer array with the {x.ndim} dimensions of x, no longer than x on "
@@ -110,10 +103,8 @@ def gather(x, dim, index):
 def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's keyword)
     """The k largest (or, `largest=False`, smallest) elements along `dim` and where they are:
     `(values, indices)` as `torch.topk`, in order (largest first). The values are differentiable."""
-    from .tensor import ValuesIndices
-
     x = x if isinstance(x, Tensor) else Tensor(x)
-    dim = _axis("topk", x, dim)
+    dim = ops.single_axis(dim, x.ndim, "topk")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[dim]:
         raise ShapeError(f"topk: k must be an int in [0, {x.shape[dim]}] for dim {dim} of shape {x.shape}, got {k!r}")
     order = np.argsort(-x.data if largest else x.data, axis=dim, kind="stable")
@@ -125,7 +116,7 @@ def split(x, split_size_or_sections, dim=0):
     """Pieces of x along `dim`, as `torch.split`: of `split_size_or_sections` elements each (the last
     one shorter), or of the lengths listed. Each piece is a differentiable slice."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    dim = _axis("split", x, dim)
+    dim = ops.single_axis(dim, x.ndim, "split")
     n = x.shape[dim]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
@@ -147,7 +138,7 @@ def chunk(x, chunks, dim=0):
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
         raise ShapeError(f"chunk: chunks must be a positive int, got {chunks!r}")
     x = x if isinstance(x, Tensor) else Tensor(x)
-    return split(x, builtins.max(1, -(-x.shape[_axis("chunk", x, dim)] // int(chunks))), dim)
+    return split(x, builtins.max(1, -(-x.shape[ops.single_axis(dim, x.ndim, "chunk")] // int(chunks))), dim)
 
 
 def repeat(x, *sizes):
@@ -207,7 +198,7 @@ def log_softmax(x, axis=-1, *, dim=None):
     axis = _dim("log_softmax", axis, dim, -1)
     if x.ndim == 0:
         raise ShapeError("log_softmax: needs at least one dimension, got a 0-d tensor")
-    return ops.log_softmax(x, axis=ops.normalize_axis(axis, x.ndim, "log_softmax")[0])
+    return ops.log_softmax(x, axis=ops.single_axis(axis, x.ndim, "log_softmax"))
 
 
 def softmax(x, axis=-1, *, dim=None):
@@ -216,7 +207,7 @@ def softmax(x, axis=-1, *, dim=None):
     x = x if isinstance(x, Tensor) else Tensor(x)
     if x.ndim == 0:
         raise ShapeError("softmax: needs at least one dimension, got a 0-d tensor")
-    return ops.softmax(x, axis=ops.normalize_axis(axis, x.ndim, "softmax")[0])
+    return ops.softmax(x, axis=ops.single_axis(axis, x.ndim, "softmax"))
 
 
 def softplus(x):

@@ -441,6 +441,15 @@ def normalize_axis(axis, ndim, op="axis"):
     return tuple(sorted(int(a) % max(ndim, 1) for a in axes))
 
 
+def single_axis(axis, ndim, op="axis"):
+    """One non-negative axis (an int, or a tuple of one), for the operations along a single axis:
+    a longer tuple is an error rather than its first axis."""
+    axes = normalize_axis(axis, ndim, op)
+    if axes is None or len(axes) != 1:
+        raise ShapeError(f"{op}: takes one axis, got {axis!r}")
+    return axes[0]
+
+
 def _keepdims_shape(shape, axis):
     return tuple(1 if axis is None or i in axis else n for i, n in enumerate(shape))
 

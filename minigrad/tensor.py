@@ -655,10 +655,7 @@ class Tensor:
         """The index of the largest element (over all elements, flattened, when axis is None), an integer tensor."""
         axis, keepdims = _axis_args("argmax", axis, keepdims, dim, keepdim)
         if axis is not None:
-            axis = _ops.normalize_axis(axis, self.ndim, "argmax")
-            if len(axis) != 1:
-                raise ShapeError(f"argmax: takes one axis, got {axis}")
-            axis = axis[0]
+            axis = _ops.single_axis(axis, self.ndim, "argmax")
         if tracing.depth and self.requires_grad:
             return _ops.argmax(self, axis=axis, keepdims=keepdims)
         return Tensor._result(np.asarray(np.argmax(self.data, axis=axis, keepdims=keepdims)), None)
@@ -672,7 +669,7 @@ class Tensor:
         axis, _ = _axis_args("cumsum", axis, False, dim, None)
         if axis is None:
             return _ops.cumsum(self.reshape(-1), axis=0)
-        return _ops.cumsum(self, axis=_ops.normalize_axis(axis, self.ndim, "cumsum")[0])
+        return _ops.cumsum(self, axis=_ops.single_axis(axis, self.ndim, "cumsum"))
 
     def var(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1, unbiased=None, ddof=None):
         """The variance, divided by N - correction: 1 by default (PyTorch's unbiased estimate);

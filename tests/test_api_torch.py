@@ -170,8 +170,10 @@ def test_gather_topk_split_repeat_refuse_bad_arguments():
         x.topk(5)
     with pytest.raises(mg.ShapeError, match=r"split: lengths \[1, 1\] must be non-negative and add up to 3"):
         x.split([1, 1])
-    with pytest.raises(mg.ShapeError, match="dim 2 is not an axis of a tensor of shape"):
+    with pytest.raises(mg.ShapeError, match="chunk: axis 2 is out of range for a tensor with 2 dimensions"):
         x.chunk(2, dim=2)
+    with pytest.raises(mg.ShapeError, match=r"softmax: takes one axis, got \(0, 1\)"):
+        mg.softmax(x, dim=(0, 1))  # once the first axis alone, silently
     with pytest.raises(mg.ShapeError, match=r"repeat: needs a non-negative int for each of the 2 axes"):
         x.repeat(2)
 

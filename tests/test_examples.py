@@ -310,8 +310,7 @@ def test_gpt_is_karpathys_torch_program_and_trains_as_it_does(monkeypatch):
     for name, value in GPT_SMALL.items():
         monkeypatch.setattr(ex, name, value)
         theirs[name] = value
-    train_data, _, _, _ = ex.data()
-    vocab = len(set(mg.data.load_text()))
+    train_data, _, vocab, _, _ = ex.data()
     rng, steps = np.random.default_rng(0), 6
     starts = [rng.integers(0, len(train_data) - 8, 4) for _ in range(steps)]
     batches = [(np.stack([train_data.data[i : i + 8] for i in ix]), np.stack([train_data.data[i + 1 : i + 9] for i in ix])) for ix in starts]

@@ -41,10 +41,10 @@ class Module:
         """(name, module) for each module held directly: in an attribute, or in a list, tuple or dict
         attribute (`layers.0`)."""
         for name, value in vars(self).items():
-            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else None
             if isinstance(value, Module):
                 yield name, value
-            elif items is not None:
+            elif isinstance(value, (list, tuple, dict)):
+                items = value.items() if isinstance(value, dict) else enumerate(value)
                 yield from ((f"{name}.{key}", item) for key, item in items if isinstance(item, Module))
 
     def register_buffer(self, name, tensor, persistent=True):
