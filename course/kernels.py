@@ -10,7 +10,10 @@ forked from a preloaded parent (`course.kernel_zygote`) that was 0.4 of the 0.5 
 and stop one (benchmarks/README.md, "Autograde throughput").
 """
 
+import os
 import queue
+import shutil
+import tempfile
 import time
 
 import zmq
@@ -51,9 +54,31 @@ class ReadyKernelClient(AsyncKernelClient):
 
 
 class ReadyKernelManager(AsyncKernelManager):
-    """nbclient's kernel manager, with `ReadyKernelClient`s and a 10 ms look for the kernel's exit."""
+    """nbclient's kernel manager, with `ReadyKernelClient`s, a 10 ms look for the kernel's exit
+    and, on Unix, the kernel's sockets in a folder of its own."""
 
     client_factory = Type(ReadyKernelClient, klass=AsyncKernelClient)
+    _socket_folder = None
+
+    def _transport_default(self):
+        # jupyter_client picks a TCP port by binding port 0 and closing it before the kernel binds
+        # it, so two processes starting kernels at once (the suite's workers, a class graded in
+        # parallel) can be handed the same port and one kernel dies: "Address already in use".
+        # Unix sockets named in a folder no other kernel uses cannot collide.
+        return "ipc" if os.name == "posix" else "tcp"
+
+    def _ip_default(self):
+        if self.transport != "ipc":
+            return super()._ip_default()
+        # jupyter_client's default names the sockets after the connection file, in Jupyter's
+        # runtime folder: too long a path for a Unix socket (~100 bytes) under a long home folder.
+        self._socket_folder = tempfile.mkdtemp(prefix="minigrad-kernel-")
+        return os.path.join(self._socket_folder, "kernel")
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart)
+        if self._socket_folder and not restart:
+            shutil.rmtree(self._socket_folder, ignore_errors=True)
 
     async def _async_finish_shutdown(self, waittime=None, pollinterval=0.01, restart=False):
         """jupyter_client's, looking every 10 ms instead of every 100 ms whether the kernel has
