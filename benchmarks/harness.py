@@ -149,6 +149,7 @@ def machine():
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "processor": _cpu_model(),
+        "cpu": _cpu_identity(),
         "cpu_count": os.cpu_count(),
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,  # 1, 5, 15 minutes
         "numpy": numpy.__version__,
@@ -170,6 +171,37 @@ def _cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+# The vector extensions a fused kernel's speed depends on (512-bit registers, AMX for the products).
+_VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
+
+
+def _cpu_identity():
+    """Vendor, family, model and vector extensions from /proc/cpuinfo, or {} where there is none.
+
+    Virtual machines often report a bare "AMD EPYC" as the model name, the same for Zen 4
+    (family 25) and Zen 5 (family 26), which differ twice over in vector width: the family and
+    model tell the CPU kinds apart where the name does not.
+    """
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        return {}
+    flags = set(fields.get("flags", "").split())
+    return {
+        "vendor": fields.get("vendor_id"),
+        "family": fields.get("cpu family"),
+        "model": fields.get("model"),
+        "stepping": fields.get("stepping"),
+        "vector_extensions": [flag for flag in _VECTOR_FLAGS if flag in flags],
+    }
 
 
 def emit(record):
