@@ -162,15 +162,24 @@ def machine():
     return info
 
 
-def _cpu_model():
+def _cpuinfo():
+    """The first processor's fields in /proc/cpuinfo ({} where there is none): every core of these
+    machines is the same kind."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return fields
+
+
+def _cpu_model():
+    return _cpuinfo().get("model name") or platform.processor() or "unknown"
 
 
 # The vector extensions a fused kernel's speed depends on (512-bit registers, AMX for the products).
@@ -184,15 +193,8 @@ def _cpu_identity():
     (family 25) and Zen 5 (family 26), which differ twice over in vector width: the family and
     model tell the CPU kinds apart where the name does not.
     """
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if not line.strip():
-                    break  # the first processor's block is enough
-                key, _, value = line.partition(":")
-                fields[key.strip()] = value.strip()
-    except OSError:
+    fields = _cpuinfo()
+    if not fields:
         return {}
     flags = set(fields.get("flags", "").split())
     return {

@@ -162,7 +162,8 @@ _EXP_LOW = np.float32(-104.0)
 _TANH_A_MAX = np.float32(9.25)  # |x| from which tanh(x) rounds to ±1 (1 - tanh(9.25) < 2^-25)
 # tanh's reduction in halves, g = f / 2 (the module's docstring says why): exact scalings by powers of 2
 _TWO_LOG2E, _HALF_LN2 = _LOG2E * np.float32(2.0), _LN2 * np.float32(0.5)
-_G0, _G1, _G2, _G3, _G4, _G5 = (d * np.float32(2.0 ** (k + 1)) for k, d in enumerate((_D0, _D1, _D2, _D3, _D4, _D5)))  # 2 D(2g)
+# 2 D(2g) = sum over k of (D_k 2^(k+1)) g^k
+_G0, _G1, _G2, _G3, _G4, _G5 = (d * np.float32(2.0 ** (k + 1)) for k, d in enumerate((_D0, _D1, _D2, _D3, _D4, _D5)))
 
 
 @njit(inline="always", error_model="numpy")
