@@ -25,12 +25,13 @@ _data = operator.attrgetter("data")
 def _seed(output, grad):
     """The adjoint of the output itself: 1 for a scalar, the caller's vector otherwise."""
     if grad is None:
-        if output.size != 1:
+        data = output.data  # its attributes, not the tensor's properties: one call each fewer
+        if data.size != 1:
             raise GraphError(
-                f"backward: the output has shape {output.shape}; only a single-element output gets "
-                f"an implicit gradient of 1. Pass grad= with shape {output.shape}, or reduce first (.sum())."
+                f"backward: the output has shape {data.shape}; only a single-element output gets "
+                f"an implicit gradient of 1. Pass grad= with shape {data.shape}, or reduce first (.sum())."
             )
-        seed = np.empty(output.shape, output.dtype)  # not np.ones (a Python function: twice the time)
+        seed = np.empty(data.shape, data.dtype)  # not np.ones (a Python function: twice the time)
         seed.fill(1)
         return Tensor._result(seed, None)
     grad = grad if isinstance(grad, Tensor) else Tensor(grad, dtype=output.dtype)

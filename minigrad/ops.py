@@ -412,15 +412,16 @@ matmul = Primitive.define(
 
 def matmul_any(x, y):
     """numpy's `@` for every operand rank: 1-D operands become matrices and back again."""
-    if x.ndim == 0 or y.ndim == 0:
-        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {x.shape} and {y.shape}")
-    inner = y.shape[-2] if y.ndim >= 2 else y.shape[0]
-    if x.shape[-1] != inner:
-        raise ShapeError(f"matmul: shapes {x.shape} and {y.shape} do not align ({x.shape[-1]} != {inner})")
-    if x.ndim >= 2 and y.ndim >= 2:
+    xs, ys = x.data.shape, y.data.shape  # the arrays' shapes, not the properties: this runs on every `@`
+    if not xs or not ys:
+        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {xs} and {ys}")
+    inner = ys[-2] if len(ys) >= 2 else ys[0]
+    if xs[-1] != inner:
+        raise ShapeError(f"matmul: shapes {xs} and {ys} do not align ({xs[-1]} != {inner})")
+    if len(xs) >= 2 and len(ys) >= 2:
         return matmul(x, y)
-    out = matmul(x.reshape(1, -1) if x.ndim == 1 else x, y.reshape(-1, 1) if y.ndim == 1 else y)
-    shape = out.shape[:-2] + (out.shape[-2:-1] if x.ndim > 1 else ()) + (out.shape[-1:] if y.ndim > 1 else ())
+    out = matmul(x.reshape(1, -1) if len(xs) == 1 else x, y.reshape(-1, 1) if len(ys) == 1 else y)
+    shape = out.shape[:-2] + (out.shape[-2:-1] if len(xs) > 1 else ()) + (out.shape[-1:] if len(ys) > 1 else ())
     return out.reshape(shape)
 
 

@@ -364,13 +364,11 @@ class Tensor:
         `create_graph=True` implies); `create_graph=True` records the backward pass itself so that
         the gradients can be differentiated again (Hessian-vector products).
         """
-        from .autograd import backward
-
         if gradient is not None:
             if grad is not None:
                 raise TypeError("backward: pass grad= or gradient= (the same thing), not both")
             grad = gradient
-        backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+        _autograd.backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
 
     # ----------------------------------------------------------------- arithmetic
     def _lift(self, other):
@@ -391,6 +389,8 @@ class Tensor:
     def _pair(self, other):
         """(self, other) as the operands of `self op other`: `other` lifted, and this tensor, when
         it is an integer or boolean one meeting a float tensor, as a constant of that float dtype."""
+        if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
+            return self, other  # the common case, where neither needs lifting: one call fewer per operation
         other = self._lift(other)
         if self.data.dtype.kind in "iub" and other.data.dtype.kind == "f" and not self.requires_grad:
             return _as_float(self, other.data.dtype), other
@@ -1100,3 +1100,4 @@ def _freed_message(tensor):
 
 from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)
 from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)
+from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
