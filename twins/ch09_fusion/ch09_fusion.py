@@ -881,7 +881,7 @@ with runs_your('kernel_source'):
 # SIMD instructions. numpy's own `tanh` is a hand-vectorised loop; your kernel has become **compute-bound** on scalar
 # `tanh` calls. Fusion removes memory traffic; it does not help a kernel whose body cannot vectorise. The library's kernel
 # is the same loop with `tanh` computed by `jit.fastmath.tanh_f32_accurate` — additions, multiplications, fused
-# multiply-adds, one division, comparisons and bit casts, which LLVM vectorises, within 1.5 units in the last place of
+# multiply-adds, one division, comparisons and bit casts, which LLVM vectorises, within 1.75 units in the last place of
 # the exact value — and it runs within a small factor of the copy (section 5 has more).
 #
 # ## 4. Matrix product, bias and ReLU in one pass
@@ -1092,7 +1092,7 @@ with runs_your('fused_linear_relu'):
 # Section 3 showed what `math.tanh` costs inside a loop. In float32 CPU kernels the library's generator calls the
 # functions of `jit.fastmath` instead, built only from arithmetic that LLVM vectorises. By default they are the
 # *accurate* ones (`tanh_f32_accurate`, `exp_f32_accurate`, `sigmoid_f32_accurate`), within
-# `jit.fastmath.MAX_ULP_ERROR` units in the last place of the exact value (1.5 for `tanh`) over every float32 input.
+# `jit.fastmath.MAX_ULP_ERROR` units in the last place of the exact value (1.75 for `tanh`) over every float32 input.
 # `fast_math=True` chooses cheaper approximations: `tanh_f32` is the rational function XLA and Eigen use on CPUs, an odd
 # polynomial of degree 13 over an even one of degree 6 on $x$ clamped to $[-7.9, 7.9]$; `exp_f32` reduces
 # $x = k \ln 2 + r$ and builds $2^k$ directly in the bits of the float. Both stay within a relative error of $10^{-6}$
