@@ -184,6 +184,42 @@ def test_numpy_backend_writes_into_the_planned_arena():
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_transposes_of_inputs_read_by_products_are_views_not_copies(backend):
+    """A backward pass transposes the weights for its products: where the transposed value is an
+    input (memory no step writes) and only products read it, it is a view of the input; a transpose
+    of a computed value, or one an elementwise op reads, still gets its planned buffer."""
+
+    def loss(x, w):
+        h = (x @ w).tanh()
+        return (h @ w.T).sum() + (w.T * 2.0).sum()  # w.T read by a product, and by an elementwise op
+
+    rng = np.random.default_rng(5)
+    compiled = jit.compile(loss, backend=backend, backward=True)
+    compiled(rng.standard_normal((3, 4)), rng.standard_normal((4, 4)))
+    runner = compiled.runner
+    graph = runner.graph  # the program as the backend runs it (numba's with its fused nodes)
+    position = {n.id: k for k, n in enumerate(graph.nodes)}
+    kinds = set()
+    for k, node in enumerate(graph.nodes):
+        if node.op != "transpose":
+            continue
+        readers = {m.op for m in graph.nodes if node.id in m.inputs}
+        of_input = node.inputs[0] in graph.inputs
+        expect_view = of_input and readers == {"matmul"}
+        kinds.add(expect_view)
+        assert np.shares_memory(runner.values[k], runner.values[position[node.inputs[0]]]) == expect_view, (node, readers)
+        assert np.shares_memory(runner.values[k], runner.arena) != expect_view, (node, readers)
+    assert kinds == {True, False}, f"the program should have transposes of both kinds: {graph}"
+    for _ in range(2):  # later calls, new data: the views follow the new inputs
+        x, w = rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+        value, grads = compiled(x, w)
+        expected_value, expected_grads = mg.value_and_grad(loss, argnums=(0, 1))(x, w)
+        np.testing.assert_allclose(value.data, expected_value.data, rtol=1e-10)
+        for got, want in zip(grads, expected_grads, strict=True):
+            np.testing.assert_allclose(got.data, want.data, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_outputs_are_fresh_arrays_never_shared_with_the_arena_the_inputs_or_each_other(backend):
     """Computed outputs are written straight into arrays of their own; a value returned twice, an
     input returned as it is, and every output of a second call are separate arrays."""

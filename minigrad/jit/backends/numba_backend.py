@@ -82,6 +82,9 @@ class NumbaProgram(PlannedInterpreter):
     def __init__(self, graph, plan, kernels, source):
         super().__init__(graph, plan, kernels)
         self.kernels, self.source = kernels, source
+        for k, node in enumerate(graph.nodes):  # a folded constant can be a transposed array (a gradient
+            if node.op == "constant":  # of w.T), and the kernels take C-contiguous arrays only
+                self.values[k] = _contiguous(self.values[k])
 
     def __call__(self, *arrays):
         # kernels take C-contiguous arrays (their signatures say so); numpy makes copies only where needed

@@ -7,6 +7,12 @@ operations (indexing, reshapes, the rarer primitives) compute with their `Primit
 same code eager minigrad runs, and are copied into the view. Values whose lifetimes do not overlap
 share bytes, so a rerun uses exactly the planned peak, however long the program.
 
+One kind of operation is never copied: a transpose of an input or a constant that only matrix
+products read runs as numpy's view of its operand (BLAS takes a transposed operand as it is, and no
+step writes into inputs or constants, which live outside the arena for the whole call). Every
+backward pass transposes the weights for its products; copying them into the arena made a compiled
+MLP training step 7 % slower (benchmarks/README.md).
+
 The arena belongs to the compiled function and is reused by every call, so what a call returns
 cannot live in it: an output an operation computes is written into a fresh array of its own at
 each call (copying it out of the arena afterwards cost as much again as a fused kernel over large
@@ -43,6 +49,32 @@ def _kernel(node):
     return copy_into
 
 
+def _view_kernel(values, k, node):
+    """A kernel that stores the primitive's view of its operand as value k (the planned buffer unused)."""
+    forward, params = PRIMITIVES[node.op].forward, node.param_dict
+
+    def view(*args):
+        values[k] = forward(*args[:-1], **params)
+
+    return view
+
+
+def _transposes_as_views(graph, kernels):
+    """Ids of the transposes that run as views: of an input or a constant, not an output, and read
+    only by matrix products the interpreter runs itself (generated kernels take C-contiguous arrays)."""
+    op = {n.id: n.op for n in graph.nodes}
+    readers = {}
+    for n in graph.nodes:
+        for i in n.inputs:
+            readers.setdefault(i, []).append(n)
+    return {
+        n.id
+        for n in graph.nodes
+        if n.op == "transpose" and op[n.inputs[0]] in SOURCES and n.id not in graph.outputs and n.id in readers
+        and all(r.op == "matmul" and r.id not in kernels for r in readers[n.id])
+    }
+
+
 class NumpyBackend(Backend):
     """Compiles a graph into a planned interpreter (see the module docstring)."""
 
@@ -77,8 +109,11 @@ class PlannedInterpreter:
                 buffer = self.arena[offset : offset + node.nbytes]
                 self.values[k] = buffer.view(node.dtype).reshape(node.shape)
         self.inputs = [(position[i], graph.node(i)) for i in graph.inputs]
+        kernels = kernels or {}
+        views = _transposes_as_views(graph, kernels)
         self.steps = [
-            ((kernels or {}).get(n.id) or _kernel(n), [position[i] for i in n.inputs], k)
+            (_view_kernel(self.values, k, n) if n.id in views else kernels.get(n.id) or _kernel(n),
+             [position[i] for i in n.inputs], k)
             for k, n in enumerate(graph.nodes)
             if n.op not in SOURCES
         ]
