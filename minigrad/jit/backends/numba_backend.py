@@ -82,8 +82,9 @@ class NumbaProgram(PlannedInterpreter):
     def __init__(self, graph, plan, kernels, source):
         super().__init__(graph, plan, kernels)
         self.kernels, self.source = kernels, source
-        for k, node in enumerate(graph.nodes):  # a folded constant can be a transposed array (a gradient
-            if node.op == "constant":  # of w.T), and the kernels take C-contiguous arrays only
+        # A constant the trace folded can be a transposed array (the gradient of `w.T`): kernels take C order only.
+        for k, node in enumerate(graph.nodes):
+            if node.op == "constant":
                 self.values[k] = _contiguous(self.values[k])
 
     def __call__(self, *arrays):

@@ -7,11 +7,11 @@ operations (indexing, reshapes, the rarer primitives) compute with their `Primit
 same code eager minigrad runs, and are copied into the view. Values whose lifetimes do not overlap
 share bytes, so a rerun uses exactly the planned peak, however long the program.
 
-One kind of operation is never copied: a transpose of an input or a constant that only matrix
-products read runs as numpy's view of its operand (BLAS takes a transposed operand as it is, and no
+One case is not copied: a transpose of an input or a constant that only matrix products read
+runs as numpy's view of its operand (BLAS takes a transposed operand as it is, and no
 step writes into inputs or constants, which live outside the arena for the whole call). Every
 backward pass transposes the weights for its products; copying them into the arena made a compiled
-MLP training step 7 % slower (benchmarks/README.md).
+MLP training step 3–7 % slower (benchmarks/README.md).
 
 The arena belongs to the compiled function and is reused by every call, so what a call returns
 cannot live in it: an output an operation computes is written into a fresh array of its own at
