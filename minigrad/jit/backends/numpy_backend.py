@@ -62,16 +62,12 @@ def _view_kernel(values, k, node):
 def _transposes_as_views(graph, kernels):
     """Ids of the transposes that run as views: of an input or a constant, not an output, and read
     only by matrix products the interpreter runs itself (generated kernels take C-contiguous arrays)."""
-    op = {n.id: n.op for n in graph.nodes}
-    readers = {}
-    for n in graph.nodes:
-        for i in n.inputs:
-            readers.setdefault(i, []).append(n)
+    by_id, users = {n.id: n for n in graph.nodes}, graph.users()
     return {
         n.id
         for n in graph.nodes
-        if n.op == "transpose" and op[n.inputs[0]] in SOURCES and n.id not in graph.outputs and n.id in readers
-        and all(r.op == "matmul" and r.id not in kernels for r in readers[n.id])
+        if n.op == "transpose" and by_id[n.inputs[0]].op in SOURCES and n.id not in graph.outputs
+        and users[n.id] and all(by_id[r].op == "matmul" and r not in kernels for r in users[n.id])
     }
 
 
