@@ -238,9 +238,39 @@ def _method(name):
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
-sum, mean, min, max, prod, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
-    _method, "sum mean min max prod argmax argmin cumsum var std norm".split()
+sum, mean, prod, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
+    _method, "sum mean prod argmax argmin cumsum var std norm".split()
 )
+
+
+def _torch_extreme(name, elementwise):
+    """`torch.max` or `torch.min` as a function, in PyTorch's three forms.
+
+    The method keeps numpy's meaning (`x.max(1)` is the values alone, as the chapters use it), but
+    a PyTorch script calls the function, and its `_, predicted = torch.max(outputs, 1)` must not
+    split the rows of the values into two silently wrong halves.
+    """
+
+    def function(x, dim=None, keepdim=False, **numpy_keywords):
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if isinstance(dim, (Tensor, np.ndarray)):  # torch.max(input, other)
+            return elementwise(x, dim)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}: keepdim=True needs dim=, the axis to keep")
+            return getattr(x, name)(**numpy_keywords)  # over every element, or numpy's axis=
+        return getattr(x, name)(dim=dim, keepdim=keepdim, **numpy_keywords)  # (values, indices)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (
+        f"PyTorch's `torch.{name}`: `{name}(x)` over every element; `{name}(x, dim)` the pair "
+        f"(values, indices) along `dim`; `{name}(x, other)` with a tensor `other` the elementwise "
+        f"{name}imum. numpy's `{name}(x, axis=...)` gives the values alone, as the method `x.{name}(...)` does."
+    )
+    return function
+
+
+max, min = _torch_extreme("max", maximum), _torch_extreme("min", minimum)  # noqa: A001
 reshape, transpose, permute, flatten, unsqueeze, squeeze, flip, clip = map(
     _method, "reshape transpose permute flatten unsqueeze squeeze flip clip".split()
 )

@@ -12,6 +12,7 @@ where each operation's forward, VJP and JVP live together.
 import numpy as np
 
 import collections
+import math
 import os
 import sys
 import weakref
@@ -939,8 +940,16 @@ class Tensor:
             raise ShapeError(f"expand_dims: {error} (a tensor of shape {self.shape})") from None
         return self.reshape(shape)
 
-    def flatten(self):
-        return self.reshape(-1)
+    def flatten(self, start_dim=0, end_dim=-1):
+        """The axes `start_dim`..`end_dim` (both included) merged into one: all of them by default, as
+        numpy's `flatten`; `flatten(1)` keeps the batch axis, as PyTorch's `torch.flatten(x, 1)`."""
+        shape, n = self.shape, max(self.ndim, 1)  # a 0-d tensor flattens to shape (1,), as in PyTorch
+        if not (-n <= start_dim < n and -n <= end_dim < n):
+            raise ShapeError(f"flatten: dims ({start_dim}, {end_dim}) are out of range for a tensor of shape {shape}")
+        start, end = start_dim % n, end_dim % n
+        if start > end:
+            raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for a tensor of shape {shape}")
+        return self.reshape(shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
 
     def __getitem__(self, index):
         if tracing.depth:

@@ -147,6 +147,102 @@ def test_max_and_min_with_dim_return_values_and_indices_as_torch():
     np.testing.assert_array_equal(y.grad.data, t.grad.numpy())
 
 
+def test_module_level_max_and_min_take_torchs_three_forms():
+    """torch.max(x), torch.max(x, dim) -> (values, indices), torch.max(x, other); numpy's axis= stays
+    the values alone, as the method's positional axis does."""
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    other = RNG.standard_normal(DATA.shape)
+    for name in ("max", "min"):
+        ours, theirs = getattr(mg, name), getattr(torch, name)
+        assert ours(x).item() == theirs(t).item()
+        for dim, keepdim in ((1, False), (0, True), (-1, False)):
+            values, indices = ours(x, dim, keepdim)
+            tvalues, tindices = theirs(t, dim, keepdim)
+            np.testing.assert_array_equal(values.data, tvalues.numpy())
+            np.testing.assert_array_equal(indices.data, tindices.numpy())
+        np.testing.assert_array_equal(ours(x, mg.tensor(other)).data, theirs(t, torch.tensor(other)).numpy())
+        np.testing.assert_array_equal(ours(DATA, 1).indices.data, theirs(t, 1).indices.numpy())  # data, lifted
+        np.testing.assert_array_equal(ours(x, axis=1).data, getattr(x, name)(1).data)
+        with pytest.raises(TypeError, match=f"{name}: keepdim=True needs dim="):
+            ours(x, keepdim=True)
+    y = mg.tensor(DATA, requires_grad=True)
+    mg.max(y, mg.tensor(other)).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, (DATA > other).astype(float))
+
+
+def test_flatten_takes_torchs_start_and_end_dims():
+    t = torch.tensor(RNG.standard_normal((2, 3, 4, 5)))
+    x = mg.tensor(t.numpy())
+    for args in ((), (1,), (1, 2), (0, -2), (-1,), (3, 3)):
+        assert mg.flatten(x, *args).shape == tuple(torch.flatten(t, *args).shape), args
+        np.testing.assert_array_equal(x.flatten(*args).data, t.flatten(*args).numpy())
+    assert mg.tensor(2.0).flatten().shape == tuple(torch.tensor(2.0).flatten().shape) == (1,)
+    with pytest.raises(mg.ShapeError, match=r"flatten: start_dim 2 comes after end_dim 1 for a tensor of shape \(2, 3, 4, 5\)"):
+        x.flatten(2, 1)
+    with pytest.raises(mg.ShapeError, match=r"flatten: dims \(4, -1\) are out of range for a tensor of shape \(2, 3, 4, 5\)"):
+        x.flatten(4)
+
+
+def _classifier_tutorials_net(torch, nn, F):
+    """The network of PyTorch's tutorial "Training a Classifier" (CIFAR-10), its code as written."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 6, 5)
+            self.pool = nn.MaxPool2d(2, 2)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(16 * 5 * 5, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.conv1(x)))
+            x = self.pool(F.relu(self.conv2(x)))
+            x = torch.flatten(x, 1)  # flatten all dimensions except batch
+            x = F.relu(self.fc1(x))
+            x = F.relu(self.fc2(x))
+            x = self.fc3(x)
+            return x
+
+    return Net()
+
+
+def test_the_classifier_tutorials_training_and_test_loops_run_as_written_and_agree_with_torch():
+    """Its training step (SGD with momentum, CrossEntropyLoss) and its count of correct predictions
+    (`_, predicted = torch.max(outputs, 1)`), `torch` replaced by `mg`, on random images of
+    CIFAR-10's shape, float64 on both sides, the same weights."""
+    images, labels = RNG.standard_normal((8, 3, 32, 32)), RNG.integers(0, 10, 8)
+    torch_net = _classifier_tutorials_net(torch, torch.nn, TF).double()
+    net = _classifier_tutorials_net(mg, mg.nn, F)
+    mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
+    results = {}
+    for lib, model in ((mg, net), (torch, torch_net)):
+        criterion = lib.nn.CrossEntropyLoss()
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        inputs, targets = lib.tensor(images), lib.tensor(labels)
+        losses = []
+        for _ in range(4):
+            optimizer.zero_grad()
+            outputs = model(inputs)
+            loss = criterion(outputs, targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        correct = 0
+        with lib.no_grad():
+            outputs = model(inputs)
+            _, predicted = lib.max(outputs, 1)
+            correct += (predicted == targets).sum().item()
+        results[lib.__name__] = (losses, np.asarray(outputs.data if lib is mg else outputs.numpy()), np.asarray(predicted.data if lib is mg else predicted.numpy()), correct)
+    (losses, outputs, predicted, correct), (t_losses, t_outputs, t_predicted, t_correct) = results["minigrad"], results["torch"]
+    np.testing.assert_allclose(losses, t_losses, rtol=1e-10)
+    assert losses[-1] < losses[0], "four steps on the same batch lower its loss"
+    np.testing.assert_allclose(outputs, t_outputs, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(predicted, t_predicted)
+    assert predicted.shape == (8,) and correct == t_correct
+
+
 def test_topk_indices_chunk_counts_and_closeness_match_torch():
     x, t = mg.tensor(DATA), torch.tensor(DATA)
     for kwargs in ({}, {"dim": 0}, {"largest": False}):

@@ -167,11 +167,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
-        start, end = self.start_dim % max(x.ndim, 1), self.end_dim % max(x.ndim, 1)
-        if start > end:
-            raise ShapeError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for shape {x.shape}")
-        shape = x.shape[:start] + (int(np.prod(x.shape[start : end + 1])),) + x.shape[end + 1 :]
-        return x.reshape(shape)
+        return x.flatten(self.start_dim, self.end_dim)
 
     def __repr__(self):
         return f"Flatten(start_dim={self.start_dim}, end_dim={self.end_dim})"
