@@ -132,6 +132,19 @@ class Node:
     def __repr__(self):
         return f"Node({self.op.name}, {len(self.inputs or ())} inputs, params={self.params})"
 
+    @property
+    def next_functions(self):
+        """PyTorch's walk down the graph (`loss.grad_fn.next_functions[0][0]`): a pair per input,
+        (its node, 0). A leaf that requires grad has no node; it stands in its own place (PyTorch
+        puts an `AccumulateGrad` there, which accumulates into that tensor), and an input that needs
+        no gradient gives None, as there."""
+        if self.inputs is None:
+            raise GraphError(
+                f"next_functions: the inputs of this '{self.op.name}' node were freed by an earlier "
+                f"backward(); pass retain_graph=True to it to walk the graph afterwards"
+            )
+        return tuple((t.node if t.node is not None else t if t.requires_grad else None, 0) for t in self.inputs)
+
 
 def _as_array(data, dtype=None):
     """Float64 unless the data already has a float dtype (or `dtype` says otherwise)."""

@@ -243,6 +243,88 @@ def test_the_classifier_tutorials_training_and_test_loops_run_as_written_and_agr
     assert predicted.shape == (8,) and correct == t_correct
 
 
+def _neural_networks_tutorials_net(torch, nn, F):
+    """The network of PyTorch's tutorial "Neural Networks" (the 60-minute blitz), as written."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(16 * 5 * 5, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, input):
+            c1 = F.relu(self.conv1(input))
+            s2 = F.max_pool2d(c1, (2, 2))
+            c3 = F.relu(self.conv2(s2))
+            s4 = F.max_pool2d(c3, 2)
+            s4 = torch.flatten(s4, 1)
+            f5 = F.relu(self.fc1(s4))
+            f6 = F.relu(self.fc2(f5))
+            output = self.fc3(f6)
+            return output
+
+    return Net()
+
+
+def _walk_next_functions(node, leaves, nones):
+    """Every leaf the graph below `node` reaches through next_functions, and the count of Nones."""
+    stack, seen = [node], set()
+    while stack:
+        for fn, index in stack.pop().next_functions:
+            assert index == 0
+            if fn is None:
+                nones.append(fn)
+            elif isinstance(fn, mg.Tensor):
+                leaves[id(fn)] = fn
+            elif id(fn) not in seen:
+                seen.add(id(fn))
+                stack.append(fn)
+
+
+def test_the_neural_networks_tutorials_code_runs_as_written_and_agrees_with_torch():
+    """Its network (F.max_pool2d, torch.flatten), `net.zero_grad()`, `out.backward(torch.randn(1, 10))`,
+    MSELoss, the walk down `loss.grad_fn.next_functions`, the bias's grad before and after
+    backward, and one SGD step; the same weights and data on both sides, float64."""
+    image, out_grad, target = RNG.standard_normal((1, 1, 32, 32)), RNG.standard_normal((1, 10)), RNG.standard_normal(10)
+    torch_net = _neural_networks_tutorials_net(torch, torch.nn, TF).double()
+    net = _neural_networks_tutorials_net(mg, mg.nn, F)
+    mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
+    results = {}
+    for lib, model in ((mg, net), (torch, torch_net)):
+        input = lib.tensor(image)
+        out = model(input)
+        model.zero_grad()
+        out.backward(lib.tensor(out_grad))
+        first = model.conv1.bias.grad
+        first = (first.data if lib is mg else first.numpy()).copy()
+        output = model(input)
+        criterion = lib.nn.MSELoss()
+        loss = criterion(output, lib.tensor(target).view(1, -1))
+        assert loss.grad_fn is not None and loss.grad_fn.next_functions[0][0] is not None
+        if lib is mg:
+            leaves, nones = {}, []
+            _walk_next_functions(loss.grad_fn, leaves, nones)
+            assert set(leaves) == {id(p) for p in model.parameters()}, "the walk reaches every weight and bias"
+            assert nones, "the image, which needs no gradient, stands as None"
+        model.zero_grad()
+        assert model.conv1.bias.grad is None
+        loss.backward()
+        after = model.conv1.bias.grad
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
+        optimizer.step()
+        results[lib.__name__] = (first, (after.data if lib is mg else after.numpy()).copy(), loss.item(), model(input).tolist())
+    for ours, theirs in zip(results["minigrad"], results["torch"]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+    leaf = mg.tensor(1.0, requires_grad=True)
+    y = leaf * 2.0
+    y.backward()
+    with pytest.raises(mg.GraphError, match="next_functions: the inputs of this 'mul' node were freed by an earlier backward"):
+        y.grad_fn.next_functions
+
+
 def test_topk_indices_chunk_counts_and_closeness_match_torch():
     x, t = mg.tensor(DATA), torch.tensor(DATA)
     for kwargs in ({}, {"dim": 0}, {"largest": False}):
