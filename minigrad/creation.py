@@ -27,7 +27,11 @@ def tensor(data, requires_grad=False, dtype=None):
     """`Tensor(data, ...)` under the name PyTorch users reach for, with `torch.tensor`'s dtype rule:
     Python ints (labels, indices) give an int64 tensor and bools a bool tensor, where `Tensor(...)`
     makes every Python number float64 (as `torch.Tensor` makes it float32). Integer tensors cannot
-    require grad: write `mg.tensor([1.0, 2.0], requires_grad=True)` for a float leaf."""
+    require grad: write `mg.tensor([1.0, 2.0], requires_grad=True)` for a float leaf.
+
+    The data is copied, as `torch.tensor` copies it: an update in place (`w -= lr * w.grad`) must
+    not write into the caller's array. `from_numpy(array)` (and `Tensor(array)`) share its memory."""
+    source = data.data if isinstance(data, Tensor) else data
     if dtype is None and not isinstance(data, (Tensor, np.ndarray, np.generic)):
         data = _checked_array(data)  # Python ints become int64, bools bool: Tensor keeps integer arrays
         if requires_grad and data.dtype.kind in "iub":
@@ -36,7 +40,10 @@ def tensor(data, requires_grad=False, dtype=None):
                 f"{'bools' if data.dtype.kind == 'b' else 'ints'} (dtype {data.dtype}, shape {data.shape}); "
                 f"write the numbers as floats (1.0, not 1) or pass dtype=float"
             )
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    out = Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    if out.data is source:  # Tensor wrapped the caller's array as it is
+        out.data = out.data.copy()
+    return out
 
 
 def _shape(shape):

@@ -486,6 +486,25 @@ def test_from_numpy_shares_memory_as_torch_does():
     assert mg.from_numpy(np.arange(3)).dtype == np.int64
 
 
+def test_tensor_copies_its_data_as_torch_tensor_does():
+    """An update in place of `mg.tensor(w0)` (the manual-SGD idiom) leaves the caller's w0 alone: a
+    tutorial ported from PyTorch that reuses w0 would otherwise start from updated weights."""
+    for data in (np.zeros(3), mg.tensor(np.zeros(3)), np.zeros(3, dtype=np.float32), np.arange(3)):
+        source = data.data if isinstance(data, mg.Tensor) else data
+        before = source.copy()
+        x, t = mg.tensor(data), torch.tensor(source)
+        with mg.no_grad(), torch.no_grad():
+            x += 1
+            t += 1
+        assert source.tolist() == before.tolist() and x.dtype == source.dtype and x.data.tolist() == t.tolist()
+    w0 = np.ones(2)
+    w = mg.tensor(w0, requires_grad=True)
+    (w * w).sum().backward()
+    with mg.no_grad():
+        w -= 0.5 * w.grad
+    assert w0.tolist() == [1.0, 1.0] and w.data.tolist() == [0.0, 0.0]
+
+
 def test_shape_methods_refuse_what_torch_refuses():
     with pytest.raises(mg.ShapeError, match=r"t\(\): expects at most 2 dimensions, got shape \(2, 2, 2\)"):
         mg.zeros(2, 2, 2).t()
