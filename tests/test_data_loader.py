@@ -137,3 +137,101 @@ def test_pytorchs_quickstart_loop_runs_on_the_loader_and_agrees_with_torch():
         np.testing.assert_allclose(losses[-len(tlosses):], tlosses, rtol=1e-9)
     assert losses[-1] < losses[0] / 3, "it learns"
     np.testing.assert_allclose(quickstart_test(ours, model, nn.CrossEntropyLoss(), mg.no_grad), quickstart_test(theirs, module, torch.nn.CrossEntropyLoss(), torch.no_grad), rtol=1e-9)
+
+
+def _lambda_module(nn):
+    class Lambda(nn.Module):  # the tutorial's own
+        def __init__(self, func):
+            super().__init__()
+            self.func = func
+
+        def forward(self, x):
+            return self.func(x)
+
+    return Lambda
+
+
+def _howards_cnn(lib):
+    """The tutorial's last CNN, a Sequential of Lambda layers, convolutions and an adaptive pool
+    (8×8 digits for MNIST's 28×28; `x.size(0)` written `x.shape[0]`: the porting guide says why)."""
+    nn, Lambda = lib.nn, _lambda_module(lib.nn)
+    return nn.Sequential(
+        Lambda(lambda x: x.view(-1, 1, 8, 8)),
+        nn.Conv2d(1, 16, kernel_size=3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(16, 16, kernel_size=3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(16, 10, kernel_size=3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        Lambda(lambda x: x.view(x.shape[0], -1)),
+    )
+
+
+def test_what_is_torch_nn_really_runs_as_written_and_agrees_with_torch():
+    """Jeremy Howard's tutorial "What is torch.nn really?" on the digits: the model from scratch (its
+    own log_softmax, nll by indexing with `range(...)`, accuracy, the update under no_grad with
+    `grad.zero_()`), then its CNN trained on a DataLoader with momentum, `train()` and `eval()`;
+    float64 on both sides, the same weights, the batches in order."""
+    images, labels = load_digits()
+    x_np, y_np = images.reshape(-1, 64)[:320] / 16.0, labels[:320]
+    w0 = np.random.default_rng(5).standard_normal((64, 10)) / 8.0
+    torch_cnn = _howards_cnn(torch).double()
+    cnn = _howards_cnn(mg)
+    nn.utils.load_torch_state_dict(cnn, torch_cnn.state_dict())
+    results = {}
+    for lib, model_cnn, loader, dataset in ((mg, cnn, DataLoader, TensorDataset), (torch, torch_cnn, torch.utils.data.DataLoader, torch.utils.data.TensorDataset)):
+        x_train, y_train = map(lib.tensor, (x_np, y_np))
+        n, c = x_train.shape
+        weights = lib.tensor(w0)
+        weights.requires_grad_()
+        bias = lib.zeros(10, requires_grad=True, dtype=lib.float64)
+
+        def log_softmax(x):
+            return x - x.exp().sum(-1).log().unsqueeze(-1)
+
+        def model(xb):
+            return log_softmax(xb @ weights + bias)
+
+        def nll(input, target):
+            return -input[range(target.shape[0]), target].mean()
+
+        def accuracy(out, yb):
+            preds = lib.argmax(out, dim=1)
+            return (preds == yb).float().mean()
+
+        bs, lr = 64, 0.5
+        for epoch in range(2):
+            for i in range((n - 1) // bs + 1):
+                start_i = i * bs
+                end_i = start_i + bs
+                xb = x_train[start_i:end_i]
+                yb = y_train[start_i:end_i]
+                pred = model(xb)
+                loss = nll(pred, yb)
+                loss.backward()
+                with lib.no_grad():
+                    weights -= weights.grad * lr
+                    bias -= bias.grad * lr
+                    weights.grad.zero_()
+                    bias.grad.zero_()
+        scratch = [nll(model(xb), yb).item(), accuracy(model(xb), yb).item()]
+
+        train_dl = loader(dataset(x_train, y_train), batch_size=bs)
+        opt = lib.optim.SGD(model_cnn.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for epoch in range(2):
+            model_cnn.train()
+            for xb, yb in train_dl:
+                loss = lib.nn.functional.cross_entropy(model_cnn(xb), yb)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                losses.append(loss.item())
+            model_cnn.eval()
+        results[lib.__name__] = scratch, losses
+    (scratch, losses), (t_scratch, t_losses) = results["minigrad"], results["torch"]
+    np.testing.assert_allclose(scratch, t_scratch, rtol=1e-9)
+    assert scratch[1] > 0.5, "the logistic model from scratch learns the digits"
+    assert len(losses) == 10
+    np.testing.assert_allclose(losses, t_losses, rtol=1e-8)

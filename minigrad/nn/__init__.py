@@ -1,7 +1,7 @@
 """Neural-network building blocks, built only from minigrad's public tensor API."""
 
 from . import functional, init, utils
-from .conv import AvgPool2d, Conv2d, MaxPool2d
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
 from .layers import GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh
 from .losses import (
     BCEWithLogitsLoss,

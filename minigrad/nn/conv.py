@@ -53,3 +53,16 @@ class AvgPool2d(Module):
 
     def __repr__(self):
         return f"AvgPool2d(kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding})"
+
+
+class AdaptiveAvgPool2d(Module):
+    """The mean over an `output_size` grid of windows, whatever the input's height and width."""
+
+    def __init__(self, output_size):
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def __repr__(self):
+        return f"AdaptiveAvgPool2d(output_size={self.output_size})"

@@ -124,5 +124,35 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0):
     return win.mean(axis=(4, 5))
 
 
+def _averaging_matrix(n, out, dtype):
+    """(out, n): row i averages PyTorch's adaptive window i of an axis of length n, the elements
+    ⌊i·n/out⌋ to ⌈(i+1)·n/out⌉ − 1 (neighbouring windows share an element where out does not divide n)."""
+    matrix = np.zeros((out, n), dtype=dtype)
+    for i in range(out):
+        start, end = (i * n) // out, -((-(i + 1) * n) // out)
+        matrix[i, start:end] = 1.0 / (end - start)
+    return matrix
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """The mean of each window of an `output_size` grid laid over the input's height and width,
+    whatever their lengths (`1` is the global average pool of a ResNet's head; None keeps that axis).
+
+    The windows of each axis are separable, so the pooling is two matrix products, A·X·Bᵀ with
+    averaging matrices A (out_h × h) and B (out_w × w): one rule for every size, overlaps included.
+    """
+    x = _as_tensor(x)
+    if x.ndim not in (3, 4):
+        raise ShapeError(f"adaptive_avg_pool2d: input must be (batch, channels, height, width) or (channels, height, width), got shape {x.shape}")
+    sizes = (output_size, output_size) if output_size is None or isinstance(output_size, (int, np.integer)) else output_size
+    sizes = tuple(sizes) if isinstance(sizes, (tuple, list)) else ()
+    if len(sizes) != 2 or any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1) for s in sizes):
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be a positive int or a pair of them (or None), got {output_size!r}")
+    h, w = x.shape[-2:]
+    oh, ow = (n if s is None else int(s) for s, n in zip(sizes, (h, w)))
+    rows, cols = Tensor(_averaging_matrix(h, oh, x.dtype)), Tensor(_averaging_matrix(w, ow, x.dtype).T)
+    return rows @ x @ cols
+
+
 def embedding(indices, weight):
     return weight[np.asarray(indices.data if isinstance(indices, Tensor) else indices)]
