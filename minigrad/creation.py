@@ -129,6 +129,16 @@ def rand_like(t, requires_grad=False, rng=None):
 
 
 @_accepts_device
+def randperm(n, dtype=np.int64, rng=None):
+    """A random permutation of 0 … n − 1 (an int64 tensor, drawn as `randn`'s are): shuffled
+    minibatches, `x[mg.randperm(len(x))]`."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    rng = default_rng() if rng is None else rng
+    return Tensor(rng.permutation(int(n)).astype(dtype))
+
+
+@_accepts_device
 def randint(*args, size=None, dtype=np.int64, rng=None):
     """Integers uniform on [low, high): `randint(high, size)` or `randint(low, high, size)`, as
     `torch.randint` (an int64 tensor, drawn as `randn`'s are)."""

@@ -88,7 +88,7 @@ def gather(x, dim, index):
     x = x if isinstance(x, Tensor) else Tensor(x)
     index = np.asarray(index.data if isinstance(index, Tensor) else index)
     dim = ops.single_axis(dim, x.ndim, "gather")
-    if index.dtype.kind not in "iu" or index.ndim != x.ndim or any(i != dim and m > n for i, (m, n) in enumerate(zip(index.shape, x.shape))):
+    if index.dtype.kind not in "iu" or index.ndim != x.ndim or builtins.any(i != dim and m > n for i, (m, n) in enumerate(zip(index.shape, x.shape))):
         raise ShapeError(
             f"gather: index must be an integer array with the {x.ndim} dimensions of x, no longer than x on "
             f"the other axes; got dtype {index.dtype} and shape {index.shape} for x of shape {x.shape} along dim {dim}"
@@ -112,6 +112,89 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's key
     return ValuesIndices(gather(x, dim, indices), Tensor._result(indices, None))
 
 
+def sort(x, dim=-1, descending=False, stable=False):
+    """The elements in order along `dim` and where they came from: `(values, indices)`, as
+    `torch.sort` (ties keep their order: the sort is always stable). The values are differentiable."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    dim = ops.single_axis(dim, x.ndim, "sort")
+    return topk(x, x.shape[dim] if x.ndim else 1, dim=dim, largest=descending)
+
+
+def argsort(x, dim=-1, descending=False, stable=False):
+    """The indices that sort `x` along `dim` (`sort(...).indices`)."""
+    return sort(x, dim, descending).indices
+
+
+def _rank(name, tensors, ranks):
+    """Tensors (or data made into them) of the given ranks, or an error naming their shapes."""
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if builtins.any(t.ndim != r for t, r in zip(tensors, ranks)):
+        shapes = " and ".join(str(t.shape) for t in tensors)
+        raise ShapeError(f"{name}: expects tensors with {' and '.join(map(str, ranks))} dimensions, got shapes {shapes}")
+    return tensors
+
+
+def mm(x, y):
+    """The product of two matrices (`torch.mm`: 2-D only; `matmul` broadcasts)."""
+    return matmul(*_rank("mm", (x, y), (2, 2)))
+
+
+def bmm(x, y):
+    """Products of two batches of matrices, (b, n, m) @ (b, m, p) (`torch.bmm`: 3-D only)."""
+    x, y = _rank("bmm", (x, y), (3, 3))
+    if x.shape[0] != y.shape[0]:
+        raise ShapeError(f"bmm: the batch sizes differ, shapes {x.shape} and {y.shape}")
+    return matmul(x, y)
+
+
+def dot(x, y):
+    """The inner product of two vectors (`torch.dot`: 1-D only)."""
+    return matmul(*_rank("dot", (x, y), (1, 1)))
+
+
+def outer(x, y):
+    """The outer product of two vectors: x_i y_j, shape (len(x), len(y))."""
+    x, y = _rank("outer", (x, y), (1, 1))
+    return x.reshape(-1, 1) * y.reshape(1, -1)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids of 1-D tensors, as `torch.meshgrid`: with `indexing="ij"` (PyTorch's default)
+    grid k varies along axis k; with "xy" (numpy's default) the first two axes are swapped, the
+    layout a contour plot takes. Each grid is a differentiable broadcast of its tensor."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    tensors = _rank("meshgrid", tensors, [1] * len(tensors))
+    sizes = [len(t) for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for axis, n in zip(axes, sizes):
+        shape[axis] = n
+    return tuple(t.reshape([n if i == axis else 1 for i in range(len(shape))]).broadcast_to(tuple(shape)) for t, n, axis in zip(tensors, sizes, axes))
+
+
+def isnan(x):
+    """Where x is NaN (a bool tensor): the elements unequal to themselves."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return x != x
+
+
+def isinf(x):
+    """Where x is +∞ or −∞ (a bool tensor)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return x.detach().abs() == np.inf
+
+
+def isfinite(x):
+    """Where x is neither NaN nor ±∞ (a bool tensor): |x| < ∞ fails for both."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return x.detach().abs() < np.inf
+
+
 def split(x, split_size_or_sections, dim=0):
     """Pieces of x along `dim`, as `torch.split`: of `split_size_or_sections` elements each (the last
     one shorter), or of the lengths listed. Each piece is a differentiable slice."""
@@ -125,7 +208,7 @@ def split(x, split_size_or_sections, dim=0):
         sizes = [size] * (n // size) + ([n % size] if n % size else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
-        if builtins.sum(sizes) != n or any(size < 0 for size in sizes):
+        if builtins.sum(sizes) != n or builtins.any(size < 0 for size in sizes):
             raise ShapeError(f"split: lengths {sizes} must be non-negative and add up to {n}, the length of dim {dim} of shape {x.shape}")
     starts = np.cumsum([0] + sizes[:-1])
     before = (slice(None),) * dim
@@ -146,7 +229,7 @@ def repeat(x, *sizes):
     sizes add axes. A broadcast and a reshape, so the gradient sums over the copies."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    if len(sizes) < x.ndim or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in sizes):
+    if len(sizes) < x.ndim or builtins.any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in sizes):
         raise ShapeError(f"repeat: needs a non-negative int for each of the {x.ndim} axes of shape {x.shape} (or more, for new leading axes), got {sizes}")
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
     spread = x.reshape([m for n in shape for m in (1, n)])
@@ -238,8 +321,8 @@ def _method(name):
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
-sum, mean, prod, argmax, argmin, cumsum, var, std, norm = map(  # noqa: A001
-    _method, "sum mean prod argmax argmin cumsum var std norm".split()
+sum, mean, prod, argmax, argmin, cumsum, var, std, norm, all, any = map(  # noqa: A001
+    _method, "sum mean prod argmax argmin cumsum var std norm all any".split()
 )
 
 

@@ -14,6 +14,7 @@ import minigrad.nn.functional as F
 
 RNG = np.random.default_rng(21)
 DATA = RNG.standard_normal((3, 4))
+TARGETS = RNG.random((3, 4))  # binary cross-entropy's targets in [0, 1]
 GATHER = np.array([[0, 3, 3, 1], [2, 2, 0, 1], [1, 0, 3, 3]])  # with repeats: their gradients add up
 
 # name: (minigrad fn, torch fn); both take one tensor of DATA's shape and return a tensor
@@ -105,6 +106,26 @@ METHODS = {
     "F.softmax, F.log_softmax": (lambda x: F.softmax(x, dim=1) + F.log_softmax(x, dim=0), lambda x: TF.softmax(x, dim=1) + TF.log_softmax(x, dim=0)),
     "type": (lambda x: x.type(mg.float32).type(mg.float64), lambda x: x.type(torch.float32).type(torch.float64)),
     "cpu, contiguous": (lambda x: x.cpu().contiguous() * 2.0, lambda x: x.cpu().contiguous() * 2.0),
+    "mg.sort": (lambda x: mg.sort(x).values, lambda x: torch.sort(x).values),
+    "mg.sort(dim=0, descending)": (lambda x: mg.sort(x, dim=0, descending=True)[0], lambda x: torch.sort(x, dim=0, descending=True)[0]),
+    "mg.mm": (lambda x: mg.mm(x, x.T), lambda x: torch.mm(x, x.T)),
+    "mg.bmm": (lambda x: mg.bmm(x.reshape(3, 2, 2), x.reshape(3, 2, 2).flip(0)), lambda x: torch.bmm(x.reshape(3, 2, 2), x.reshape(3, 2, 2).flip(0))),
+    "mg.dot": (lambda x: mg.dot(x[0], x[1]), lambda x: torch.dot(x[0], x[1])),
+    "mg.outer": (lambda x: mg.outer(x[0], x[1, :3]), lambda x: torch.outer(x[0], x[1, :3])),
+    "mg.meshgrid(ij)": (lambda x: mg.stack(mg.meshgrid(x[0], x[1]), dim=0), lambda x: torch.stack(torch.meshgrid(x[0], x[1], indexing="ij"), dim=0)),
+    "mg.meshgrid(xy), 3 axes": (
+        lambda x: mg.stack(mg.meshgrid(x[0, :2], x[1, :3], x[2], indexing="xy"), dim=0),
+        lambda x: torch.stack(torch.meshgrid(x[0, :2], x[1, :3], x[2], indexing="xy"), dim=0),
+    ),
+    "F.leaky_relu": (lambda x: F.leaky_relu(x, 0.2), lambda x: TF.leaky_relu(x, 0.2)),
+    "F.elu": (lambda x: F.elu(x * 3.0, alpha=1.5), lambda x: TF.elu(x * 3.0, alpha=1.5)),
+    "F.silu": (F.silu, TF.silu),
+    "F.softplus(beta)": (lambda x: F.softplus(x, beta=2.0), lambda x: TF.softplus(x, beta=2.0)),
+    "F.softplus past the threshold": (lambda x: F.softplus(x * 30.0), lambda x: TF.softplus(x * 30.0)),
+    "F.binary_cross_entropy": (
+        lambda x: F.binary_cross_entropy(x.sigmoid(), mg.tensor(TARGETS), reduction="none"),
+        lambda x: TF.binary_cross_entropy(x.sigmoid(), torch.tensor(TARGETS), reduction="none"),
+    ),
 }
 
 
@@ -323,6 +344,74 @@ def test_the_neural_networks_tutorials_code_runs_as_written_and_agrees_with_torc
     y.backward()
     with pytest.raises(mg.GraphError, match="next_functions: the inputs of this 'mul' node were freed by an earlier backward"):
         y.grad_fn.next_functions
+
+
+def test_sorting_predicates_one_hot_and_permutations_match_torch():
+    x, t = mg.tensor(DATA), torch.tensor(DATA)
+    for dim, descending in ((-1, False), (0, True)):
+        np.testing.assert_array_equal(mg.argsort(x, dim, descending).data, torch.argsort(t, dim, descending).numpy())
+        np.testing.assert_array_equal(mg.sort(x, dim, descending).indices.data, torch.sort(t, dim, descending).indices.numpy())
+    ties = np.array([2.0, 1.0, 2.0, 1.0])
+    assert mg.argsort(ties).tolist() == torch.argsort(torch.tensor(ties), stable=True).tolist() == [1, 3, 0, 2]
+    special = np.array([1.0, np.nan, np.inf, -np.inf, 0.0])
+    for name in ("isnan", "isinf", "isfinite"):
+        ours, theirs = getattr(mg, name)(mg.tensor(special, requires_grad=True)), getattr(torch, name)(torch.tensor(special))
+        assert ours.dtype == np.bool_ and ours.tolist() == theirs.tolist(), name
+    assert mg.all(mg.tensor([True, True])) and not mg.any(mg.tensor([False, False]))
+    labels = np.array([[0, 3], [2, 1]])
+    for classes in (-1, 5):
+        ours, theirs = F.one_hot(mg.tensor(labels), classes), TF.one_hot(torch.tensor(labels), classes)
+        assert ours.dtype == np.int64 and ours.tolist() == theirs.tolist()
+    with pytest.raises(mg.ShapeError, match=r"one_hot: class index 3 is out of range for num_classes=3"):
+        F.one_hot(mg.tensor(labels), 3)
+    with pytest.raises(TypeError, match="one_hot: expects integer class indices, got dtype float64"):
+        F.one_hot(mg.tensor([0.0]))
+    mg.manual_seed(3)
+    perm = mg.randperm(10)
+    assert perm.dtype == np.int64 and sorted(perm.tolist()) == list(range(10))
+    mg.manual_seed(3)
+    assert mg.randperm(10).tolist() == perm.tolist()
+    with pytest.raises(mg.ShapeError, match=r"mm: expects tensors with 2 and 2 dimensions, got shapes \(3, 4\) and \(4,\)"):
+        mg.mm(x, x[0])
+    with pytest.raises(mg.ShapeError, match=r"bmm: the batch sizes differ"):
+        mg.bmm(mg.zeros(2, 2, 2), mg.zeros(3, 2, 2))
+    with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy'"):
+        mg.meshgrid(x[0], indexing="yx")
+
+
+def test_activation_and_loss_modules_match_torchs():
+    x = RNG.standard_normal((4, 6)) * 3
+    pairs = [
+        (mg.nn.LeakyReLU(0.3), torch.nn.LeakyReLU(0.3)),
+        (mg.nn.ELU(0.5), torch.nn.ELU(0.5)),
+        (mg.nn.SiLU(), torch.nn.SiLU()),
+        (mg.nn.Softplus(beta=0.5, threshold=2.0), torch.nn.Softplus(beta=0.5, threshold=2.0)),
+        (mg.nn.Unflatten(1, (2, 3)), torch.nn.Unflatten(1, (2, 3))),
+        (mg.nn.Unflatten(-1, (3, -1)), torch.nn.Unflatten(-1, (3, -1))),
+    ]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(ours(mg.tensor(x)).data, theirs(torch.tensor(x)).numpy(), rtol=1e-12, err_msg=repr(ours))
+        if not isinstance(ours, mg.nn.Unflatten):
+            assert repr(ours) == repr(theirs)
+    edges = np.array([-1e-12, 0.0, -1.0, -1.0000001, -30.0, -800.0, 800.0])  # ELU's expm1 near 0 and its slope far out
+    for f, tf in ((F.elu, TF.elu), (F.leaky_relu, TF.leaky_relu), (F.silu, TF.silu), (F.softplus, TF.softplus)):
+        x_edge, t_edge = mg.tensor(edges, requires_grad=True), torch.tensor(edges, requires_grad=True)
+        out, t_out = f(x_edge), tf(t_edge)
+        out.sum().backward()
+        t_out.sum().backward()
+        np.testing.assert_allclose(out.data, t_out.detach().numpy(), rtol=1e-13, atol=0, err_msg=f.__name__)
+        np.testing.assert_allclose(x_edge.grad.data, t_edge.grad.numpy(), rtol=1e-12, atol=0, err_msg=f.__name__)
+    with pytest.raises(mg.ShapeError, match=r"Unflatten: cannot split axis 1 of length 6 \(shape \(4, 6\)\) into \(4, 2\)"):
+        mg.nn.Unflatten(1, (4, 2))(mg.tensor(x))
+    p = 1.0 / (1.0 + np.exp(-x))
+    p[0, :2] = (0.0, 1.0)  # the clamped logs: a loss of 100, not ∞
+    targets = RNG.random(x.shape)
+    for reduction in ("mean", "sum", "none"):
+        ours = mg.nn.BCELoss(reduction=reduction)(mg.tensor(p), mg.tensor(targets))
+        theirs = torch.nn.BCELoss(reduction=reduction)(torch.tensor(p), torch.tensor(targets))
+        np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: the input must be probabilities in \[0, 1\], got values from -0.5 to 2.0"):
+        F.binary_cross_entropy(mg.tensor([-0.5, 2.0]), mg.tensor([0.0, 1.0]))
 
 
 def test_topk_indices_chunk_counts_and_closeness_match_torch():

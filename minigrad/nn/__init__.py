@@ -2,13 +2,15 @@
 
 from . import functional, init, utils
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
-from .layers import GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh
+from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
 from .losses import (
+    BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
+    binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
     l1_loss,

@@ -12,9 +12,9 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
-from ..functional import log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401  (as torch.nn.functional has them)
+from ..functional import log_softmax, relu, sigmoid, softmax, tanh, where  # noqa: F401  (as torch.nn.functional has them)
 from ..tensor import Tensor
-from .losses import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
 
 
 def _as_tensor(x):
@@ -31,6 +31,55 @@ def gelu(x, approximate="none"):
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return half * x * (1.0 + ops.erf(x * x.dtype.type(1.0 / math.sqrt(2.0))))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """x where x > 0, negative_slope·x elsewhere; at 0 the slope is negative_slope, as in PyTorch."""
+    x = _as_tensor(x)
+    return where(x > 0, x, x * x.dtype.type(negative_slope))
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, α(eˣ − 1) elsewhere; at 0 the slope is α, as in PyTorch.
+
+    Near 0, eˣ − 1 is computed as 2 tanh(x/2) / (1 − tanh(x/2)): exp(x) − 1 loses every digit there
+    (at x = −1e−12 it is off by 1e−4 relatively). Below −1 exp(x) − 1 is accurate, and the tanh
+    form's derivative is not (it cancels in 1 − tanh²). Positive x are replaced by 0 first, so no
+    branch overflows where its value is not used.
+    """
+    x = _as_tensor(x)
+    negative = where(x > 0, 0.0, x)
+    t = (negative * x.dtype.type(0.5)).tanh()
+    expm1 = where(negative < -1.0, negative.exp() - 1.0, (t + t) / (1.0 - t))
+    return where(x > 0, x, expm1 * x.dtype.type(alpha))
+
+
+def silu(x):
+    """x·σ(x), also called swish."""
+    x = _as_tensor(x)
+    return x * sigmoid(x)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + e^(βx)) / β, computed stably everywhere; like PyTorch, x itself where βx > threshold
+    (where the two differ by less than e^−threshold)."""
+    x = _as_tensor(x)
+    smooth = ops.softplus(x * x.dtype.type(beta)) / x.dtype.type(beta) if beta != 1.0 else ops.softplus(x)
+    return where(x * x.dtype.type(beta) > threshold, x, smooth)
+
+
+def one_hot(tensor, num_classes=-1):
+    """Integer class indices as one-hot rows: shape (*tensor.shape, num_classes), int64, as
+    `torch.nn.functional.one_hot` (num_classes=-1: one more than the largest index)."""
+    indices = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: expects integer class indices, got dtype {indices.dtype}")
+    if indices.size and indices.min() < 0:
+        raise ShapeError(f"one_hot: class indices must be non-negative, got {indices.min()}")
+    classes = int(indices.max()) + 1 if num_classes == -1 and indices.size else int(num_classes)
+    if indices.size and indices.max() >= classes:
+        raise ShapeError(f"one_hot: class index {indices.max()} is out of range for num_classes={classes}")
+    return Tensor(np.eye(max(classes, 0), dtype=np.int64)[indices])
 
 
 def dropout(x, p=0.5, training=True, rng=None):

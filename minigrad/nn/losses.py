@@ -113,6 +113,22 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
     return _reduce("binary_cross_entropy_with_logits", ops.softplus(logits) - targets * logits, reduction)
 
 
+def binary_cross_entropy(probabilities, targets, reduction="mean"):
+    """Mean binary cross-entropy of targets in [0, 1] given probabilities: −(t log p + (1 − t) log(1 − p)),
+    each log clamped at −100 as PyTorch does, so that p = 0 or 1 gives a large loss, not ∞ or NaN.
+    From logits, `binary_cross_entropy_with_logits` is the stable form."""
+    targets = _target("binary_cross_entropy", probabilities, targets)
+    data = probabilities.data
+    if data.size and not (data.min() >= 0.0 and data.max() <= 1.0):  # NaN fails too
+        raise ValueError(
+            f"binary_cross_entropy: the input must be probabilities in [0, 1], got values from "
+            f"{data.min()} to {data.max()}; for logits use binary_cross_entropy_with_logits"
+        )
+    with np.errstate(divide="ignore"):  # log(0) = −∞, clamped
+        losses = -(targets * probabilities.log().clamp(min=-100.0) + (1.0 - targets) * (1.0 - probabilities).log().clamp(min=-100.0))
+    return _reduce("binary_cross_entropy", losses, reduction)
+
+
 class _Loss(Module):
     function = None
 
@@ -162,3 +178,9 @@ class NLLLoss(_Loss):
 
 class BCEWithLogitsLoss(_Loss):
     function = staticmethod(binary_cross_entropy_with_logits)
+
+
+class BCELoss(_Loss):
+    """`BCELoss()(probabilities, targets)`; from logits, `BCEWithLogitsLoss` is the stable form."""
+
+    function = staticmethod(binary_cross_entropy)
