@@ -117,6 +117,8 @@ METHODS = {
         lambda x: mg.stack(mg.meshgrid(x[0, :2], x[1, :3], x[2], indexing="xy"), dim=0),
         lambda x: torch.stack(torch.meshgrid(x[0, :2], x[1, :3], x[2], indexing="xy"), dim=0),
     ),
+    "F.pad": (lambda x: F.pad(x, (1, 2)), lambda x: TF.pad(x, (1, 2))),
+    "F.pad(value), two axes": (lambda x: F.pad(x, (0, 1, 2, 0), value=-1.5), lambda x: TF.pad(x, (0, 1, 2, 0), value=-1.5)),
     "F.leaky_relu": (lambda x: F.leaky_relu(x, 0.2), lambda x: TF.leaky_relu(x, 0.2)),
     "F.elu": (lambda x: F.elu(x * 3.0, alpha=1.5), lambda x: TF.elu(x * 3.0, alpha=1.5)),
     "F.silu": (F.silu, TF.silu),
@@ -375,6 +377,10 @@ def test_sorting_predicates_one_hot_and_permutations_match_torch():
         mg.mm(x, x[0])
     with pytest.raises(mg.ShapeError, match=r"bmm: the batch sizes differ"):
         mg.bmm(mg.zeros(2, 2, 2), mg.zeros(3, 2, 2))
+    with pytest.raises(ValueError, match=r"pad: expects an even number of non-negative ints.* shape \(3, 4\); got \(1, 2, 3\)"):
+        F.pad(x, (1, 2, 3))
+    with pytest.raises(ValueError, match="pad: only mode='constant'"):
+        F.pad(x, (1, 1), mode="reflect")
     with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy'"):
         mg.meshgrid(x[0], indexing="yx")
 

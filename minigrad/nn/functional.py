@@ -108,19 +108,41 @@ def _pair(name, value):
     return value
 
 
+def _padded(x, widths, fill):
+    """x inside a border of `fill`: `widths` is (before, after) per axis. The input goes into zeros
+    by `scatter` (its adjoint reads the inside back out), then the border's constant is added."""
+    inside = tuple(slice(before, before + n) for (before, _), n in zip(widths, x.shape))
+    shape = tuple(before + n + after for (before, after), n in zip(widths, x.shape))
+    padded = ops.scatter(x, index=inside, shape=shape)
+    if fill != 0.0:
+        border = np.full(shape, fill, dtype=x.dtype)
+        border[inside] = 0.0
+        padded = padded + Tensor(border)
+    return padded
+
+
+def pad(input, pad, mode="constant", value=0.0):  # noqa: A002  (PyTorch's names)
+    """`input` surrounded by `value`, as `torch.nn.functional.pad`: `pad` lists (before, after)
+    widths from the last axis backwards, `(left, right)` or `(left, right, top, bottom)`, ...
+    Only the constant mode, and widths ≥ 0."""
+    x = _as_tensor(input)
+    pad = tuple(pad)
+    if mode != "constant":
+        raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim or any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0 for p in pad):
+        raise ValueError(f"pad: expects an even number of non-negative ints, two per axis from the last, for a tensor of shape {x.shape}; got {pad}")
+    given = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)][::-1]
+    return _padded(x, [(0, 0)] * (x.ndim - len(given)) + given, value)
+
+
 def _windows(op, x, kernel, stride, padding, dilation, fill=0.0):
     """(N, C, OH, OW, kH, kW): every window of the (padded) NCHW input `x`."""
     if x.ndim != 4:
         raise ShapeError(f"{op}: input must be (batch, channels, height, width), got shape {x.shape}")
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     n, c, h, w = x.shape
-    if ph or pw:
-        padded = ops.scatter(x, index=(slice(None), slice(None), slice(ph, ph + h), slice(pw, pw + w)), shape=(n, c, h + 2 * ph, w + 2 * pw))
-        if fill != 0.0:  # max pooling pads with -inf, so that padding never wins
-            border = np.full(padded.shape[2:], fill, dtype=x.dtype)
-            border[ph : ph + h, pw : pw + w] = 0.0
-            padded = padded + Tensor(border)
-        x, h, w = padded, h + 2 * ph, w + 2 * pw
+    if ph or pw:  # max pooling pads with -inf, so that padding never wins
+        x, h, w = _padded(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), fill), h + 2 * ph, w + 2 * pw
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         raise ShapeError(
