@@ -114,6 +114,17 @@ __version__ = "0.1.0"
 
 # numpy's dtypes under PyTorch's names, so that `dtype=torch.float32` ports as `dtype=mg.float32`.
 float16, float32, float64, int32, int64, bool = _np.float16, _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_  # noqa: A001
+# ...and PyTorch's short names: `dtype=torch.float` is float32 there (Python's float is float64).
+half, float, double, int, long = float16, float32, float64, int32, int64  # noqa: A001
+
+
+class cuda:  # noqa: N801  (torch.cuda's name)
+    """For a ported script's `device = "cuda" if torch.cuda.is_available() else "cpu"`: eager tensors
+    compute with numpy on the CPU (`minigrad.jit.compile(fn, backend="cuda")` is the GPU path)."""
+
+    @staticmethod
+    def is_available():
+        return False
 
 
 def draw(root, **options):

@@ -61,13 +61,13 @@ def ones(*shape, requires_grad=False, dtype=np.float64):
 
 
 @_accepts_device
-def zeros_like(t, requires_grad=False):
-    return Tensor(np.zeros_like(t.data), requires_grad=requires_grad)
+def zeros_like(t, requires_grad=False, dtype=None):
+    return Tensor(np.zeros_like(t.data, dtype=dtype), requires_grad=requires_grad)
 
 
 @_accepts_device
-def ones_like(t, requires_grad=False):
-    return Tensor(np.ones_like(t.data), requires_grad=requires_grad)
+def ones_like(t, requires_grad=False, dtype=None):
+    return Tensor(np.ones_like(t.data, dtype=dtype), requires_grad=requires_grad)
 
 
 class _Seed:
@@ -117,15 +117,16 @@ def rand(*shape, requires_grad=False, dtype=np.float64, rng=None):
 
 
 @_accepts_device
-def randn_like(t, requires_grad=False, rng=None):
-    """`randn` with the shape and (float) dtype of `t`."""
-    return randn(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("randn_like", t.dtype), rng=rng)
+def randn_like(t, requires_grad=False, dtype=None, rng=None):
+    """`randn` with the shape of `t`, and its (float) dtype unless `dtype` is given."""
+    return randn(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("randn_like", t.dtype if dtype is None else dtype), rng=rng)
 
 
 @_accepts_device
-def rand_like(t, requires_grad=False, rng=None):
-    """`rand` with the shape and (float) dtype of `t`."""
-    return rand(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("rand_like", t.dtype), rng=rng)
+def rand_like(t, requires_grad=False, dtype=None, rng=None):
+    """`rand` with the shape of `t`, and its (float) dtype unless `dtype` is given (`rand_like(labels,
+    dtype=mg.float32)` for an integer `labels`)."""
+    return rand(*t.shape, requires_grad=requires_grad, dtype=_float_dtype("rand_like", t.dtype if dtype is None else dtype), rng=rng)
 
 
 @_accepts_device

@@ -263,6 +263,11 @@ class Tensor:
         return None if self.node is None else self.node.op.name
 
     @property
+    def device(self):
+        """Where the data lives, PyTorch's `x.device`: always "cpu" (a numpy array in host memory)."""
+        return "cpu"
+
+    @property
     def grad_fn(self):
         """PyTorch's name for `.node`: the recorded operation that made this tensor (None for a leaf)."""
         return self.node

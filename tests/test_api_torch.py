@@ -420,6 +420,54 @@ def test_activation_and_loss_modules_match_torchs():
         F.binary_cross_entropy(mg.tensor([-0.5, 2.0]), mg.tensor([0.0, 1.0]))
 
 
+def _tensors_tutorial(torch):
+    """PyTorch's tutorial "Tensors" (the 60-minute blitz), its code as written but for its two
+    `out=` lines (not in minigrad: docs/porting.md); what it prints, random values left out."""
+    printed = []
+    data = [[1, 2], [3, 4]]
+    x_data = torch.tensor(data)
+    np_array = np.array(data)
+    x_np = torch.from_numpy(np_array)
+    x_ones = torch.ones_like(x_data)
+    x_rand = torch.rand_like(x_data, dtype=torch.float)
+    printed += [x_np.tolist(), x_ones.tolist(), x_ones.dtype == torch.int64, x_rand.dtype == torch.float32, x_rand.shape == (2, 2)]
+    shape = (2, 3,)
+    rand_tensor, ones_tensor, zeros_tensor = torch.rand(shape), torch.ones(shape), torch.zeros(shape)
+    printed += [tuple(rand_tensor.shape), ones_tensor.tolist(), zeros_tensor.tolist()]
+    tensor = torch.rand(3, 4)
+    printed += [tuple(tensor.shape), str(tensor.dtype), str(tensor.device), torch.cuda.is_available()]
+    tensor = torch.ones(4, 4)
+    printed += [tensor[0].tolist(), tensor[:, 0].tolist(), tensor[..., -1].tolist()]
+    tensor[:, 1] = 0
+    t1 = torch.cat([tensor, tensor, tensor], dim=1)
+    y1 = tensor @ tensor.T
+    y2 = tensor.matmul(tensor.T)
+    z1 = tensor * tensor
+    z2 = tensor.mul(tensor)
+    agg = tensor.sum()
+    agg_item = agg.item()
+    printed += [t1.tolist(), y1.tolist(), y2.tolist(), z1.tolist(), z2.tolist(), agg_item, type(agg_item)]
+    tensor.add_(5)
+    printed.append(tensor.tolist())
+    t = torch.ones(5)
+    n = t.numpy()
+    t.add_(1)
+    printed += [t.tolist(), n.tolist()]
+    n = np.ones(5)
+    t = torch.from_numpy(n)
+    np.add(n, 1, out=n)
+    printed += [t.tolist(), n.tolist()]
+    return printed
+
+
+def test_the_tensors_tutorials_code_runs_as_written_and_agrees_with_torch():
+    ours, theirs = _tensors_tutorial(mg), _tensors_tutorial(torch)
+    # the one line that differs: torch.rand's default dtype, float32 there and float64 here (docs/porting.md)
+    assert theirs[theirs.index("torch.float32")] and ours[theirs.index("torch.float32")] == "float64"
+    theirs[theirs.index("torch.float32")] = "float64"
+    assert ours == theirs
+
+
 def test_topk_indices_chunk_counts_and_closeness_match_torch():
     x, t = mg.tensor(DATA), torch.tensor(DATA)
     for kwargs in ({}, {"dim": 0}, {"largest": False}):
