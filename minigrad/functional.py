@@ -116,8 +116,10 @@ def sort(x, dim=-1, descending=False, stable=False):
     """The elements in order along `dim` and where they came from: `(values, indices)`, as
     `torch.sort` (ties keep their order: the sort is always stable). The values are differentiable."""
     x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim == 0:
+        raise ShapeError("sort: needs at least one dimension, got a 0-d tensor")
     dim = ops.single_axis(dim, x.ndim, "sort")
-    return topk(x, x.shape[dim] if x.ndim else 1, dim=dim, largest=descending)
+    return topk(x, x.shape[dim], dim=dim, largest=descending)
 
 
 def argsort(x, dim=-1, descending=False, stable=False):
@@ -167,14 +169,13 @@ def meshgrid(*tensors, indexing="ij"):
     if indexing not in ("ij", "xy"):
         raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     tensors = _rank("meshgrid", tensors, [1] * len(tensors))
-    sizes = [len(t) for t in tensors]
-    axes = list(range(len(tensors)))
+    axes = list(range(len(tensors)))  # the axis along which each tensor varies
     if indexing == "xy" and len(tensors) >= 2:
         axes[0], axes[1] = 1, 0
     shape = [0] * len(tensors)
-    for axis, n in zip(axes, sizes):
-        shape[axis] = n
-    return tuple(t.reshape([n if i == axis else 1 for i in range(len(shape))]).broadcast_to(tuple(shape)) for t, n, axis in zip(tensors, sizes, axes))
+    for t, axis in zip(tensors, axes):
+        shape[axis] = len(t)
+    return tuple(t.reshape([-1 if i == axis else 1 for i in range(len(shape))]).broadcast_to(tuple(shape)) for t, axis in zip(tensors, axes))
 
 
 def isnan(x):
@@ -186,13 +187,13 @@ def isnan(x):
 def isinf(x):
     """Where x is +∞ or −∞ (a bool tensor)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    return x.detach().abs() == np.inf
+    return x.abs() == np.inf
 
 
 def isfinite(x):
     """Where x is neither NaN nor ±∞ (a bool tensor): |x| < ∞ fails for both."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    return x.detach().abs() < np.inf
+    return x.abs() < np.inf
 
 
 def split(x, split_size_or_sections, dim=0):

@@ -359,6 +359,8 @@ def test_sorting_predicates_one_hot_and_permutations_match_torch():
     for name in ("isnan", "isinf", "isfinite"):
         ours, theirs = getattr(mg, name)(mg.tensor(special, requires_grad=True)), getattr(torch, name)(torch.tensor(special))
         assert ours.dtype == np.bool_ and ours.tolist() == theirs.tolist(), name
+        compiled = jit.compile(lambda t: mg.where(getattr(mg, name)(t), 1.0, 0.0))  # recomputed per call, not frozen at trace time
+        assert compiled(mg.tensor(np.ones(5))).tolist() != compiled(mg.tensor(special)).tolist(), name
     assert mg.all(mg.tensor([True, True])) and not mg.any(mg.tensor([False, False]))
     labels = np.array([[0, 3], [2, 1]])
     for classes in (-1, 5):
@@ -381,6 +383,8 @@ def test_sorting_predicates_one_hot_and_permutations_match_torch():
         F.pad(x, (1, 2, 3))
     with pytest.raises(ValueError, match="pad: only mode='constant'"):
         F.pad(x, (1, 1), mode="reflect")
+    with pytest.raises(mg.ShapeError, match="sort: needs at least one dimension"):
+        mg.sort(mg.tensor(1.0))
     with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy'"):
         mg.meshgrid(x[0], indexing="yx")
 
@@ -463,8 +467,9 @@ def _tensors_tutorial(torch):
 def test_the_tensors_tutorials_code_runs_as_written_and_agrees_with_torch():
     ours, theirs = _tensors_tutorial(mg), _tensors_tutorial(torch)
     # the one line that differs: torch.rand's default dtype, float32 there and float64 here (docs/porting.md)
-    assert theirs[theirs.index("torch.float32")] and ours[theirs.index("torch.float32")] == "float64"
-    theirs[theirs.index("torch.float32")] = "float64"
+    line = theirs.index("torch.float32")
+    assert ours[line] == "float64"
+    theirs[line] = "float64"
     assert ours == theirs
 
 

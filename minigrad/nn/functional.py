@@ -64,8 +64,9 @@ def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(βx)) / β, computed stably everywhere; like PyTorch, x itself where βx > threshold
     (where the two differ by less than e^−threshold)."""
     x = _as_tensor(x)
-    smooth = ops.softplus(x * x.dtype.type(beta)) / x.dtype.type(beta) if beta != 1.0 else ops.softplus(x)
-    return where(x * x.dtype.type(beta) > threshold, x, smooth)
+    beta = x.dtype.type(beta)
+    scaled = x * beta  # exactly x for the default β = 1, and so is the division below
+    return where(scaled > threshold, x, ops.softplus(scaled) / beta)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -219,11 +219,10 @@ class Unflatten(Module):
 
     def forward(self, x):
         dim = self.dim % max(x.ndim, 1)
-        sizes = self.unflattened_size
-        known = int(np.prod([n for n in sizes if n != -1]))
-        if sizes.count(-1) > 1 or (known and x.shape[dim] % known) or (-1 not in sizes and known != x.shape[dim]):
-            raise ShapeError(f"Unflatten: cannot split axis {self.dim} of length {x.shape[dim]} (shape {x.shape}) into {sizes}")
-        return x.reshape(x.shape[:dim] + sizes + x.shape[dim + 1 :])
+        try:  # reshape's own checks: the sizes must multiply to the axis's length, one -1 at most
+            return x.reshape(x.shape[:dim] + self.unflattened_size + x.shape[dim + 1 :])
+        except ShapeError as error:
+            raise ShapeError(f"Unflatten: cannot split axis {self.dim} of length {x.shape[dim]} (shape {x.shape}) into {self.unflattened_size}: {error}") from None
 
     def __repr__(self):
         return f"Unflatten(dim={self.dim}, unflattened_size={self.unflattened_size})"
