@@ -409,3 +409,128 @@ def test_softmax_modules_match_torch():
     x = np.random.default_rng(3).standard_normal((3, 5))
     for ours, theirs in [(nn.Softmax(dim=1), torch.nn.Softmax(dim=1)), (nn.LogSoftmax(dim=0), torch.nn.LogSoftmax(dim=0))]:
         np.testing.assert_allclose(ours(mg.tensor(x)).data, theirs(torch.from_numpy(x)).numpy(), rtol=1e-12, err_msg=repr(ours))
+
+
+BATCH_NORMS = [(nn.BatchNorm1d, torch.nn.BatchNorm1d, (8, 3)), (nn.BatchNorm1d, torch.nn.BatchNorm1d, (4, 3, 5)), (nn.BatchNorm2d, torch.nn.BatchNorm2d, (4, 3, 2, 5)), (nn.BatchNorm3d, torch.nn.BatchNorm3d, (2, 3, 2, 2, 3))]
+BATCH_NORM_OPTIONS = [{}, {"momentum": None}, {"affine": False}, {"bias": False}, {"track_running_stats": False}]
+
+
+@pytest.mark.parametrize("options", BATCH_NORM_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize("layers", BATCH_NORMS, ids=lambda c: f"{c[0].__name__}{c[2]}")
+def test_batch_norm_trains_and_evaluates_as_torch(layers, options):
+    """Three training steps (outputs, input and weight gradients, running statistics), the state
+    dicts, then evaluation with the running statistics."""
+    cls, torch_cls, shape = layers
+    mine, theirs = cls(3, **options), torch_cls(3, **options).double()
+    assert repr(mine) == repr(theirs)
+    if mine.weight is not None:
+        mine.weight.data[...] = rng(1).standard_normal(3)
+        if mine.bias is not None:
+            mine.bias.data[...] = rng(2).standard_normal(3)
+        theirs.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(mine).items()})
+    for step in range(3):
+        x = rng(10 + step).standard_normal(shape) * 3 + 1
+        u = rng(20 + step).standard_normal(shape)
+        xs, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out, tout = mine(xs), theirs(xt)
+        np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-10, err_msg=f"step {step}")
+        (out * mg.tensor(u)).sum().backward()
+        (tout * torch.tensor(u)).sum().backward()
+        np.testing.assert_allclose(xs.grad.data, xt.grad.numpy(), atol=1e-10, err_msg=f"input gradient, step {step}")
+        for p, tp in zip(mine.parameters(), theirs.parameters()):
+            np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), atol=1e-10, err_msg=f"weight gradient, step {step}")
+            p.grad, tp.grad = None, None
+    state, tstate = mine.state_dict(), {k: v.numpy() for k, v in theirs.state_dict().items()}
+    assert state.keys() == tstate.keys()
+    for name in state:
+        np.testing.assert_allclose(state[name], tstate[name], rtol=1e-12, err_msg=name)
+        assert state[name].dtype == tstate[name].dtype, name
+    mine.eval(), theirs.eval()
+    x = rng(30).standard_normal(shape)
+    np.testing.assert_allclose(mine(mg.tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(), atol=1e-10)
+    if mine.track_running_stats:
+        np.testing.assert_allclose(mine(mg.tensor(x[:2])).data[:1], mine(mg.tensor(x[:1])).data, err_msg="in eval each example is normalised alone")
+
+
+def test_batch_norm_second_derivatives_and_compiled_evaluation():
+    from minigrad import jit
+
+    x = rng(3).standard_normal((5, 2, 3))
+    w, b = rng(4).standard_normal(2), rng(5).standard_normal(2)
+    _compare(
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        lambda x, w, b: torch.nn.functional.batch_norm(x, None, None, w, b, training=True),
+        [x, w, b],
+        second=True,
+    )
+    bn = nn.BatchNorm1d(2)
+    bn(mg.tensor(x))
+    with pytest.raises(mg.TracerError, match="BatchNorm in training mode.*model.eval"):
+        jit.compile(lambda x: bn(x).sum())(mg.tensor(x, requires_grad=True))
+    assert int(bn.num_batches_tracked.data) == 1, "the refused call changed nothing"
+    bn.eval()
+    compiled = jit.compile(lambda x: bn(x).sum())
+    np.testing.assert_allclose(compiled(mg.tensor(x)).item(), bn(mg.tensor(x)).sum().item(), rtol=1e-12)
+
+
+def test_batch_norm_errors_name_what_is_wrong():
+    with pytest.raises(ValueError, match=r"BatchNorm2d: expected 4-D input \(N, C, \.\.\.\), got shape \(2, 3\)"):
+        nn.BatchNorm2d(3)(mg.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"BatchNorm1d: expected 2-D or 3-D input"):
+        nn.BatchNorm1d(3)(mg.zeros(2, 3, 4, 4))
+    with pytest.raises(mg.ShapeError, match=r"batch_norm: running_mean has shape \(3,\); input of shape \(2, 4\) has 4 channels"):
+        nn.BatchNorm1d(3)(mg.zeros(2, 4))
+    bn = nn.BatchNorm1d(3)
+    with pytest.raises(ValueError, match=r"more than 1 value per channel when training, got input of shape \(1, 3\)"):
+        bn(mg.zeros(1, 3))
+    assert int(bn.num_batches_tracked.data) == 0 and (bn.running_var.data == 1).all(), "a refused batch leaves the statistics alone"
+    bn.eval()
+    assert bn(mg.ones(1, 3)).shape == (1, 3), "one example is fine in evaluation"
+    with pytest.raises(ValueError, match="batch_norm: evaluation .* running_mean and running_var"):
+        F.batch_norm(mg.zeros(2, 3), None, None)
+
+
+def test_batch_norm_state_saves_converts_and_resets():
+    bn = nn.BatchNorm2d(2)
+    for seed in range(2):
+        bn(mg.tensor(rng(seed).standard_normal((3, 2, 2, 2)) + 5))
+    buffer = io.BytesIO()
+    mg.save(bn.state_dict(), buffer)
+    fresh = nn.BatchNorm2d(2)
+    fresh.load_state_dict(mg.load(io.BytesIO(buffer.getvalue())))
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_array_equal(getattr(fresh, name).data, getattr(bn, name).data, err_msg=name)
+    assert fresh.num_batches_tracked.dtype == np.int64 and int(fresh.num_batches_tracked.data) == 2
+    assert [name for name, _ in bn.named_buffers()] == ["running_mean", "running_var", "num_batches_tracked"]
+    assert len(bn.parameters()) == 2, "the statistics are no parameters: no optimizer updates them"
+    bn.float()
+    assert bn.running_mean.dtype == np.float32 and bn.num_batches_tracked.dtype == np.int64
+    assert bn(mg.tensor(np.ones((2, 2, 1, 1), dtype=np.float32))).dtype == np.float32
+    bn.reset_running_stats()
+    assert (bn.running_mean.data == 0).all() and (bn.running_var.data == 1).all() and int(bn.num_batches_tracked.data) == 0
+
+
+def test_cnn_with_batch_norm_trains_beside_torch_and_loads_its_state():
+    """A conv → BatchNorm2d → ReLU classifier: SGD steps beside PyTorch, then the trained PyTorch
+    state (running statistics included) loaded back evaluates as PyTorch does."""
+
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(1, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Flatten(), lib.nn.Linear(4 * 4 * 4, 3))
+
+    model, module = build(mg), build(torch).double()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in nn.utils.torch_state_dict(model).items()})
+    opt, topt = mg.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(module.parameters(), lr=0.1)
+    for step in range(4):
+        x, y = rng(40 + step).standard_normal((6, 1, 6, 6)), rng(50 + step).integers(0, 3, 6)
+        loss = F.cross_entropy(model(mg.tensor(x)), mg.tensor(y))
+        tloss = torch.nn.functional.cross_entropy(module(torch.tensor(x)), torch.tensor(y))
+        np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-10, err_msg=f"step {step}")
+        opt.zero_grad(), topt.zero_grad()
+        loss.backward(), tloss.backward()
+        opt.step(), topt.step()
+    fresh = build(mg)
+    nn.utils.load_torch_state_dict(fresh, module.state_dict())
+    fresh.eval(), module.eval()
+    x = rng(60).standard_normal((5, 1, 6, 6))
+    np.testing.assert_allclose(fresh(mg.tensor(x)).data, module(torch.tensor(x)).detach().numpy(), atol=1e-10)
+    assert int(fresh.layers[1].num_batches_tracked.data) == 4

@@ -18,5 +18,6 @@ from .losses import (
     nll_loss,
 )
 from .module import LoadResult, Module, Parameter, StateDictError
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .recurrent import RNN, LSTMCell, RNNCell
 from .residual import ResidualBlock

@@ -13,7 +13,7 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..functional import log_softmax, relu, sigmoid, softmax, tanh, where  # noqa: F401  (as torch.nn.functional has them)
-from ..tensor import Tensor
+from ..tensor import Tensor, _refuse_while_tracing, tracing
 from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
 
 
@@ -98,6 +98,50 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     out = layer(_as_tensor(x))
     out = out * weight if weight is not None else out
     return out + bias if bias is not None else out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):  # noqa: A002
+    """Normalise each channel (axis 1) of `input` (N, C, ...) over the batch and any spatial axes
+    (Ioffe & Szegedy 2015): (x − μ) / √(σ² + eps) · weight + bias, σ² biased.
+
+    With `training=True` μ and σ² are the batch's, and gradients flow through them; the running
+    statistics, when given, are updated in place: running ← (1 − momentum) · running + momentum ·
+    batch, with the unbiased variance, as PyTorch does. With `training=False` the running
+    statistics normalise instead, and the output depends on each example alone.
+    """
+    x = _as_tensor(input)
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: expects input of shape (N, C, ...), got shape {x.shape}")
+    channels = x.shape[1]
+    for name, given in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if given is not None and given.shape != (channels,):
+            raise ShapeError(f"batch_norm: {name} has shape {given.shape}; input of shape {x.shape} has {channels} channels, so it must be ({channels},)")
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("batch_norm: evaluation (training=False) normalises with running_mean and running_var; both must be given")
+    axes = (0,) + tuple(range(2, x.ndim))
+    per_channel = (1, channels) + (1,) * (x.ndim - 2)
+    if training:
+        count = x.data.size // max(channels, 1)
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input of shape {x.shape}")
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        if running_mean is not None:
+            if tracing.depth and x.requires_grad:
+                _refuse_while_tracing(
+                    x,
+                    "BatchNorm in training mode",
+                    "Its running statistics would be updated once, at trace time. Call model.eval() before compiling, or run the training step without jit.compile.",
+                )
+            running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean.data.reshape(channels)
+            running_var.data[...] = (1 - momentum) * running_var.data + momentum * var.data.reshape(channels) * (count / (count - 1))
+    else:
+        centred = x - running_mean.reshape(per_channel)
+        var = running_var.reshape(per_channel)
+    out = centred / (var + eps).sqrt()
+    out = out * weight.reshape(per_channel) if weight is not None else out
+    return out + bias.reshape(per_channel) if bias is not None else out
 
 
 def _pair(name, value):

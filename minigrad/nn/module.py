@@ -48,31 +48,51 @@ class Module:
                 yield from ((f"{name}.{key}", item) for key, item in items if isinstance(item, Module))
 
     def register_buffer(self, name, tensor, persistent=True):
-        """Keep `tensor` as attribute `name`: state the module uses but does not train (an
-        attention mask, running statistics), as PyTorch's. It is no parameter, so no optimizer
-        updates it and `state_dict()` (parameters only, in minigrad) leaves it out; the model's
-        code makes it again. `persistent` is accepted for PyTorch's signature."""
+        """Keep `tensor` as attribute `name`: state the module uses but does not train (running
+        statistics, an attention mask), as PyTorch's. No optimizer updates it; `state_dict()` holds
+        it beside the parameters unless `persistent=False`, and `.to(dtype)` converts it when it is
+        floating-point. Assigning another tensor to the attribute later replaces the buffer."""
         if not isinstance(tensor, Tensor) and tensor is not None:
             raise TypeError(f"{type(self).__name__}.register_buffer: {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+        if isinstance(tensor, Parameter):
+            raise TypeError(f"{type(self).__name__}.register_buffer: {name!r} is a Parameter; a buffer is state that is not trained")
+        vars(self).setdefault("_buffer_names", {})[name] = persistent
         setattr(self, name, tensor)
+
+    def _members(self, prefix=""):
+        """(name, kind, tensor) for every parameter ("parameter") and every buffer ("buffer" or, not
+        in state dicts, "transient") inside this module, depth first in attribute order, each once.
+        Parameters are found wherever they sit (attributes, lists, tuples, dicts); a buffer is an
+        attribute named by `register_buffer`."""
+        seen = set()
+        stack = [(prefix, self, None)]
+        while stack:
+            name, value, kind = stack.pop()
+            if isinstance(value, Parameter) or (kind is not None and isinstance(value, Tensor)):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    yield name, kind or "parameter", value
+            elif isinstance(value, Module):
+                buffers = vars(value).get("_buffer_names", {})
+                children = [(k, v) for k, v in vars(value).items() if k != "_buffer_names"]
+                stack.extend(
+                    reversed([(f"{name}.{k}" if name else k, v, ("buffer" if buffers[k] else "transient") if k in buffers else None) for k, v in children])
+                )
+            elif isinstance(value, (list, tuple)):
+                stack.extend(reversed([(f"{name}.{i}", v, None) for i, v in enumerate(value)]))
+            elif isinstance(value, dict):
+                stack.extend(reversed([(f"{name}.{k}", v, None) for k, v in value.items()]))
 
     def named_parameters(self, prefix=""):
         """(name, parameter) pairs, each parameter once, in attribute order."""
-        seen = set()
-        stack = [(prefix, self)]
-        while stack:
-            name, value = stack.pop()
-            if isinstance(value, Parameter):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    yield name, value
-            elif isinstance(value, Module):
-                children = vars(value).items()
-                stack.extend(reversed([(f"{name}.{k}" if name else k, v) for k, v in children]))
-            elif isinstance(value, (list, tuple)):
-                stack.extend(reversed([(f"{name}.{i}", v) for i, v in enumerate(value)]))
-            elif isinstance(value, dict):
-                stack.extend(reversed([(f"{name}.{k}", v) for k, v in value.items()]))
+        return ((name, p) for name, kind, p in self._members(prefix) if kind == "parameter")
+
+    def named_buffers(self, prefix=""):
+        """(name, buffer) pairs, each buffer once, in attribute order (None buffers left out)."""
+        return ((name, b) for name, kind, b in self._members(prefix) if kind != "parameter")
+
+    def buffers(self):
+        return [b for _, b in self.named_buffers()]
 
     def parameters(self):
         return [p for _, p in self.named_parameters()]
@@ -117,6 +137,9 @@ class Module:
         for p in self.parameters():
             p.data = p.data.astype(dtype)
             p.grad = None
+        for b in self.buffers():
+            if b.dtype.kind == "f":  # a step counter stays an integer, as in PyTorch
+                b.data = b.data.astype(dtype)
         return self
 
     def float(self):
@@ -144,20 +167,27 @@ class Module:
     def num_parameters(self):
         return sum(p.size for p in self.parameters())
 
+    def _state(self):
+        """name -> tensor for what `state_dict()` holds: the parameters and the persistent buffers."""
+        return {name: t for name, kind, t in self._members() if kind != "transient"}
+
     def state_dict(self):
-        return {name: p.data.copy() for name, p in self.named_parameters()}
+        """name -> a copy of the array, for every parameter and persistent buffer (a BatchNorm's
+        running statistics: a saved model evaluates as it was trained)."""
+        return {name: t.data.copy() for name, t in self._state().items()}
 
     def load_state_dict(self, state, strict=True):
-        """Copy the arrays of `state` (name -> array, as `state_dict()` makes) into the parameters.
+        """Copy the arrays of `state` (name -> array, as `state_dict()` makes) into the parameters
+        and persistent buffers.
 
         With `strict=True` (the default, as in PyTorch) the names must match exactly: a missing or
         an unexpected name raises `StateDictError` naming them all, and nothing is loaded. With
-        `strict=False` the parameters present in `state` are loaded and the others left alone.
+        `strict=False` the entries present in `state` are loaded and the others left alone.
         Returns `(missing_keys, unexpected_keys)`. Shapes must match either way.
         """
         if not hasattr(state, "keys") or not hasattr(state, "__getitem__"):
             raise TypeError(f"load_state_dict: expected a dict of name -> array (from state_dict()), got {type(state).__name__}")
-        params = dict(self.named_parameters())
+        params = self._state()
         missing = [name for name in params if name not in state]
         unexpected = [name for name in state if name not in params]
         if strict and (missing or unexpected):
@@ -168,7 +198,7 @@ class Module:
                 problems.append(f"unexpected key(s) {', '.join(map(repr, unexpected))}")
             raise StateDictError(
                 f"load_state_dict: the state does not match {type(self).__name__}: {'; '.join(problems)}. "
-                f"The model's parameters are {', '.join(map(repr, params)) or 'none'}; pass strict=False to "
+                f"The model's state holds {', '.join(map(repr, params)) or 'nothing'}; pass strict=False to "
                 f"load only the names both have"
             )
         arrays = {}

@@ -46,25 +46,16 @@ def clip_grad_value_(params, clip_value):
 
 # --------------------------------------------------------------------------- PyTorch state dicts
 def _owners(model):
-    """(parameter name, owning module, attribute) for every parameter of `model`."""
-    from .module import Module, Parameter
-
-    found, stack = [], [("", model)]
-    while stack:
-        name, value = stack.pop()
-        if isinstance(value, Module):
-            children = list(vars(value).items())
-            for key, child in children:
-                if isinstance(child, Parameter):
-                    found.append((f"{name}.{key}" if name else key, value, key))
-            stack.extend(reversed([(f"{name}.{k}" if name else k, v) for k, v in children if not isinstance(v, Parameter)]))
-        elif isinstance(value, (list, tuple)):
-            stack.extend(reversed([(f"{name}.{i}", v) for i, v in enumerate(value)]))
-        elif isinstance(value, dict):
-            stack.extend(reversed([(f"{name}.{k}", v) for k, v in value.items()]))
-    order = {id(p): i for i, (_, p) in enumerate(model.named_parameters())}
-    found = [f for f in found if id(getattr(f[1], f[2])) in order]
-    return sorted(found, key=lambda f: order[id(getattr(f[1], f[2]))])
+    """(name, owning module, attribute, tensor) for every entry of `model.state_dict()`: its
+    parameters and persistent buffers. The owner of a parameter held in a list or dict is that container."""
+    found = []
+    for name, tensor in model._state().items():
+        *path, attr = name.split(".")
+        owner = model
+        for part in path:
+            owner = owner[int(part)] if isinstance(owner, (list, tuple)) else owner[part] if isinstance(owner, dict) else getattr(owner, part)
+        found.append((name, owner, attr, tensor))
+    return found
 
 
 def _torch_name(name):
@@ -109,15 +100,15 @@ def _numpy(value):
 
 
 def torch_state_dict(model):
-    """The parameters of `model` under PyTorch's names and layouts, as numpy arrays: Linear,
+    """The state of `model` (parameters and persistent buffers) under PyTorch's names and layouts, as numpy arrays: Linear,
     RNNCell and LSTMCell weights transposed to (out, in), Conv2d weights to (out, in, kH, kW), an
     RNNCell's one bias split into bias_ih and a zero bias_hh. Load into the PyTorch model with
     `torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in torch_state_dict(model).items()})`.
     """
     state = {}
-    for name, module, attr in _owners(model):
+    for name, module, attr, tensor in _owners(model):
         prefix = _torch_name(name)[: -len(attr)]
-        for suffix, array in _to_torch(module, attr, getattr(module, attr).data):
+        for suffix, array in _to_torch(module, attr, tensor.data):
             state[prefix + suffix] = np.ascontiguousarray(array).copy()
     return state
 
@@ -131,11 +122,11 @@ def load_torch_state_dict(model, state, strict=True):
     """
     if not hasattr(state, "items"):
         raise TypeError(f"load_torch_state_dict: expected a PyTorch state dict (torch_model.state_dict()), got {type(state).__name__}")
-    state = {k: _numpy(v) for k, v in state.items() if not k.endswith("num_batches_tracked")}
+    state = {k: _numpy(v) for k, v in state.items()}
     converted, used = {}, set()
-    for name, module, attr in _owners(model):
+    for name, module, attr, tensor in _owners(model):
         prefix = _torch_name(name)[: -len(attr)]
-        pieces = _to_torch(module, attr, getattr(module, attr).data)
+        pieces = _to_torch(module, attr, tensor.data)
         if not all(prefix + suffix in state for suffix, _ in pieces):
             continue
         used.update(prefix + suffix for suffix, _ in pieces)
