@@ -35,6 +35,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .einsum import einsum
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
 from .functional import (
     abs,

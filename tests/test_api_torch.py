@@ -549,6 +549,7 @@ def test_module_list_and_buffers_as_torch_has_them():
             self.blocks = mg.nn.ModuleList([mg.nn.Linear(2, 2) for _ in range(2)])
             self.blocks.append(mg.nn.Linear(2, 1))
             self.register_buffer("mask", mg.tril(mg.ones(2, 2)))
+            self.register_buffer("scratch", mg.zeros(2), persistent=False)
 
         def forward(self, x):
             for block in self.blocks:
@@ -559,12 +560,18 @@ def test_module_list_and_buffers_as_torch_has_them():
     assert len(net.blocks) == 3 and net.blocks[2].weight.shape == (2, 1)
     names = [name for name, _ in net.named_parameters()]
     assert len(names) == 6 and not any("mask" in name for name in names), names
-    assert sorted(mg.nn.utils.torch_state_dict(net)) == sorted(f"blocks.{i}.{p}" for i in range(3) for p in ("weight", "bias"))
+    assert sorted(mg.nn.utils.torch_state_dict(net)) == sorted([f"blocks.{i}.{p}" for i in range(3) for p in ("weight", "bias")] + ["mask"])
+    assert [name for name, _ in net.named_buffers()] == ["mask", "scratch"] and "scratch" not in net.state_dict()
+    net.mask.data[...] = 0.0
+    net.load_state_dict(Net().state_dict())
+    np.testing.assert_array_equal(net.mask.data, np.tril(np.ones((2, 2))), err_msg="load_state_dict restores a persistent buffer")
     net(mg.ones(4, 2)).sum().backward()
     assert net.mask.grad is None and all(p.grad is not None for p in net.parameters())
     assert "(blocks): ModuleList(\n    (0): Linear(2, 2, bias=True)" in repr(net)
     with pytest.raises(TypeError, match="register_buffer: 'mask' must be a Tensor or None, got list"):
         net.register_buffer("mask", [1.0])
+    with pytest.raises(TypeError, match="register_buffer: 'mask' is a Parameter"):
+        net.register_buffer("mask", mg.nn.Parameter([1.0]))
 
 
 def test_comparison_methods_match_torch():
@@ -840,3 +847,72 @@ def test_prod_edge_shapes_and_compile():
     for _ in range(2):
         data = RNG.standard_normal((3, 5))
         np.testing.assert_allclose(compiled(data).data, data.prod(axis=1), rtol=1e-14)
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),  # implicit output: the letters used once, sorted
+    ("bij, bjk -> bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),  # attention scores
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),  # the trace
+    ("iij->ij", [(3, 3, 2)]),
+    ("ii,i->i", [(3, 3), (3,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij->", [(3, 4)]),
+    ("ji", [(2, 3)]),
+    ("...ij->...ji", [(2, 3, 4)]),
+    ("...i->i", [(2, 3, 4)]),  # ellipsis axes missing from the output are summed
+    ("...ij,...jk", [(2, 1, 3, 4), (5, 4, 2)]),  # ellipsis axes broadcast
+    ("i,i->", [(3,), (1,)]),  # a length-1 axis broadcasts
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("i,i,i->i", [(3,), (3,), (3,)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),  # a bilinear layer
+    ("abc,cd,be->ade", [(2, 3, 4), (4, 5), (3, 2)]),
+    ("i->", [(0,)]),
+    (",->", [(), ()]),
+]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES, ids=[c[0] or "scalar" for c in EINSUM_CASES])
+def test_einsum_matches_torch_to_second_order(equation, shapes):
+    rng = np.random.default_rng(len(equation))
+    arrays = [rng.standard_normal(s) for s in shapes]
+    xs, ts = [mg.tensor(a, requires_grad=True) for a in arrays], [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = mg.einsum(equation, *xs), torch.einsum(equation, *ts)
+    assert out.shape == tuple(tout.shape)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    u = rng.standard_normal(out.shape)
+    grads = mg.gradients((out * mg.tensor(u)).sum(), xs, create_graph=True)
+    tgrads = torch.autograd.grad((tout * torch.tensor(u)).sum(), ts, create_graph=True)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), atol=1e-12)
+    if len(shapes) > 1 and all(np.prod(s) > 0 for s in shapes):  # second order (one operand: linear, zero)
+        vs = [rng.standard_normal(s) for s in shapes]
+        second = mg.gradients(sum((g * mg.tensor(v)).sum() for g, v in zip(grads, vs)), xs)
+        tsecond = torch.autograd.grad(sum((g * torch.tensor(v)).sum() for g, v in zip(tgrads, vs)), ts, allow_unused=True, materialize_grads=True)
+        for g, tg in zip(second, tsecond):
+            np.testing.assert_allclose(g.data if g is not None else 0.0, tg.numpy(), atol=1e-12)
+
+
+def test_einsum_forms_compile_and_errors():
+    a, b = DATA, RNG.standard_normal((4, 2))
+    np.testing.assert_allclose(mg.einsum("ij,jk->ik", [mg.tensor(a), b]).data, a @ b, err_msg="operands as one list, numpy arrays too")
+    assert mg.einsum("ij,jk->ik", mg.tensor(a, dtype=mg.float32), mg.tensor(b, dtype=mg.float32)).dtype == np.float32
+    compiled = jit.compile(lambda x, y: mg.einsum("ij,jk->ik", x, y).tanh().sum())
+    x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    np.testing.assert_allclose(compiled(x, y).item(), np.tanh(a @ b).sum(), rtol=1e-12)
+    for equation, operands, message in [
+        ("ij,jk->ik", [a, a], r"subscript 'j' of 'ij,jk->ik' has length 4 in operand 0 and 3 in operand 1 \(operand shapes \(3, 4\), \(3, 4\)\)"),
+        ("ij->k", [a], r"output subscript 'k' in 'ij->k' appears in no operand"),
+        ("i->ii", [a[0]], r"output subscript 'i' appears more than once"),
+        ("ij", [a[0]], r"operand 0 has 1 dimension\(s\), but 'ij' in 'ij' names 2"),
+        ("ij,jk->ik", [a], r"names 2 operand\(s\), but 1 were given"),
+        ("i1->i", [a], r"subscripts must be letters"),
+        ("ii->i", [a], r"subscript 'i' of 'ii->i' has length 3 in operand 0 and 4 in operand 0"),
+        ("ii->i", [a[:, :1]], r"subscript 'i' repeats in one operand of 'ii->i' over axes of lengths 3 and 1"),
+    ]:
+        with pytest.raises(mg.ShapeError, match=message):
+            mg.einsum(equation, *operands)
+    with pytest.raises(TypeError, match="the first argument is the equation"):
+        mg.einsum(a, a)
