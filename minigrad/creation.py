@@ -70,6 +70,37 @@ def ones_like(t, requires_grad=False, dtype=None):
     return Tensor(np.ones_like(t.data, dtype=dtype), requires_grad=requires_grad)
 
 
+class Generator(np.random.Generator):
+    """`torch.Generator`: a seeded source of random numbers to pass as `generator=` (PyTorch's
+    name) or `rng=` (minigrad's): `g = mg.Generator().manual_seed(2147483647)`. It is a numpy
+    Generator (PCG64), so it serves wherever minigrad takes `rng=`, layers included. A seed gives
+    the same numbers as `numpy.random.default_rng(seed)`, not PyTorch's."""
+
+    def __init__(self, device="cpu"):
+        if not _is_cpu(device, "Generator"):
+            raise TypeError(f"Generator: device={device!r} is not a device")
+        super().__init__(np.random.PCG64())
+        self._initial_seed = None
+
+    def manual_seed(self, seed):
+        """Restart the stream from `seed`; returns the generator, as PyTorch's does."""
+        self.bit_generator.state = np.random.PCG64(seed).state
+        self._initial_seed = int(seed)
+        return self
+
+    def initial_seed(self):
+        """The seed of the last `manual_seed` (None before one)."""
+        return self._initial_seed
+
+
+def _rng(name, rng, generator):
+    """The numpy Generator a draw uses: `rng=`, or `generator=` (a `mg.Generator`), or else `default_rng()`."""
+    if rng is not None and generator is not None:
+        raise TypeError(f"{name}: pass rng= or generator= (the same thing under PyTorch's name), not both")
+    chosen = rng if rng is not None else generator
+    return default_rng() if chosen is None else chosen
+
+
 class _Seed:
     generator = None  # set by manual_seed: the Generator randn and nn's layers draw from by default
 
@@ -80,8 +111,8 @@ _seed = _Seed()
 def manual_seed(seed):
     """Make later random draws reproducible (like `torch.manual_seed`): `randn` and the layers of
     `minigrad.nn` created without an `rng=` draw from one numpy Generator seeded with `seed`.
-    Returns that Generator."""
-    _seed.generator = np.random.default_rng(seed)
+    Returns that Generator (a `mg.Generator`)."""
+    _seed.generator = Generator().manual_seed(seed)
     return _seed.generator
 
 
@@ -100,19 +131,19 @@ def _float_dtype(name, dtype):
 
 
 @_accepts_device
-def randn(*shape, requires_grad=False, dtype=np.float64, rng=None):
-    """Standard normal samples; pass `rng` (a numpy Generator), or call `manual_seed` first, for
-    reproducible draws."""
+def randn(*shape, requires_grad=False, dtype=np.float64, rng=None, generator=None):
+    """Standard normal samples; pass `rng` (a numpy Generator) or `generator` (a `mg.Generator`),
+    or call `manual_seed` first, for reproducible draws."""
     dtype = _float_dtype("randn", dtype)
-    rng = default_rng() if rng is None else rng
+    rng = _rng("randn", rng, generator)
     return Tensor(rng.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
 @_accepts_device
-def rand(*shape, requires_grad=False, dtype=np.float64, rng=None):
+def rand(*shape, requires_grad=False, dtype=np.float64, rng=None, generator=None):
     """Samples uniform on [0, 1), drawn as `randn`'s are (`rng`, or `manual_seed`)."""
     dtype = _float_dtype("rand", dtype)
-    rng = default_rng() if rng is None else rng
+    rng = _rng("rand", rng, generator)
     return Tensor(rng.random(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
@@ -130,17 +161,17 @@ def rand_like(t, requires_grad=False, dtype=None, rng=None):
 
 
 @_accepts_device
-def randperm(n, dtype=np.int64, rng=None):
+def randperm(n, dtype=np.int64, rng=None, generator=None):
     """A random permutation of 0 … n − 1 (an int64 tensor, drawn as `randn`'s are): shuffled
     minibatches, `x[mg.randperm(len(x))]`."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    rng = default_rng() if rng is None else rng
+    rng = _rng("randperm", rng, generator)
     return Tensor(rng.permutation(int(n)).astype(dtype))
 
 
 @_accepts_device
-def randint(*args, size=None, dtype=np.int64, rng=None):
+def randint(*args, size=None, dtype=np.int64, rng=None, generator=None):
     """Integers uniform on [low, high): `randint(high, size)` or `randint(low, high, size)`, as
     `torch.randint` (an int64 tensor, drawn as `randn`'s are)."""
     if size is None and args and isinstance(args[-1], (tuple, list)):
@@ -150,11 +181,11 @@ def randint(*args, size=None, dtype=np.int64, rng=None):
     low, high = (0, args[0]) if len(args) == 1 else args
     if not low < high:
         raise ValueError(f"randint: the range [low, high) = [{low}, {high}) is empty")
-    rng = default_rng() if rng is None else rng
+    rng = _rng("randint", rng, generator)
     return Tensor(rng.integers(low, high, size=tuple(size), dtype=dtype))
 
 
-def multinomial(probs, num_samples, replacement=False, rng=None):
+def multinomial(probs, num_samples, replacement=False, rng=None, generator=None):
     """Category indices drawn from each row of weights `probs`, as `torch.multinomial`: an int64
     tensor (rows, num_samples), or (num_samples,) for one row. Weights must be finite and
     non-negative, not necessarily summing to 1; without `replacement` a row yields each index at
@@ -174,7 +205,7 @@ def multinomial(probs, num_samples, replacement=False, rng=None):
         if not usable[row]:
             raise ValueError(f"multinomial: row {row} has no positive weight")
         raise ValueError(f"multinomial: row {row} has {usable[row]} positive weights, too few to draw {num_samples} samples without replacement")
-    rng = default_rng() if rng is None else rng
+    rng = _rng("multinomial", rng, generator)
     if replacement or num_samples == 1:
         cdf = np.cumsum(rows, axis=1)
         u = rng.random((len(rows), num_samples)) * cdf[:, -1:]

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import ops
 from .errors import ShapeError
-from .tensor import Tensor, ValuesIndices
+from .tensor import Tensor, ValuesIndices, _refuse_while_tracing, tracing
 
 
 def _dim(name, axis, dim, default):
@@ -178,6 +178,20 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(t.reshape([-1 if i == axis else 1 for i in range(len(shape))]).broadcast_to(tuple(shape)) for t, axis in zip(tensors, axes))
 
 
+def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002  (PyTorch's names)
+    """`torch.histogram`: `(hist, bin_edges)`, float tensors of the input's dtype, from numpy's
+    histogram of the values (`bins` a count or the edges; `range=(low, high)`; `density=True` for a
+    density). A count, not differentiated: for plots of activations and gradients."""
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    if tracing.depth and x.requires_grad:
+        _refuse_while_tracing(x, "histogram", "Draw the histogram outside the compiled function.")
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    edges = np.asarray(bins.data if isinstance(bins, Tensor) else bins)
+    weights = None if weight is None else np.asarray(weight.data if isinstance(weight, Tensor) else weight).ravel()
+    hist, edges = np.histogram(x.data.ravel(), bins=edges if edges.ndim else int(edges), range=range, weights=weights, density=density)
+    return Tensor(hist.astype(dtype)), Tensor(edges.astype(dtype))
+
+
 def isnan(x):
     """Where x is NaN (a bool tensor): the elements unequal to themselves."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -320,7 +334,7 @@ def _method(name):
 
 
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
-exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
+exp, log, log2, log10, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log log2 log10 sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
 sum, mean, prod, argmax, argmin, cumsum, var, std, norm, all, any = map(  # noqa: A001
     _method, "sum mean prod argmax argmin cumsum var std norm all any".split()

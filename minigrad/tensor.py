@@ -226,7 +226,38 @@ class Tensor:
     """
 
     __slots__ = ("data", "grad", "requires_grad", "node", "_retains_grad", "_tangent", "__weakref__")
-    __array_ufunc__ = None  # numpy defers to our reflected operators: `ndarray * Tensor` -> Tensor
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        """numpy meeting a tensor. An operator with an array or numpy scalar on the left
+        (`array * t`, `array < t`) is the tensor's reflected operator, recorded in the graph. An
+        in-place operator on an array (`p.data += -lr * p.grad`, PyTorch's manual update, `.data`
+        being the array here) writes the tensor's values into the array, outside any graph, as
+        PyTorch's `.data` does. Any other numpy ufunc is refused: its array result would silently
+        leave the graph."""
+        if method == "__call__" and out is not None and not any(isinstance(o, Tensor) for o in out):
+            for x in inputs:
+                if tracing.depth and isinstance(x, Tensor) and x.requires_grad:
+                    _refuse_while_tracing(x, f"an in-place numpy operation on an array ({ufunc.__name__} with out=)", _VALUE_ADVICE)
+            return ufunc(*(x.data if isinstance(x, Tensor) else x for x in inputs), out=out, **kwargs)
+        names = _NUMPY_OPERATORS.get(ufunc)
+        if method == "__call__" and out is None and not kwargs and names and len(inputs) == 2:
+            a, b = inputs
+            return getattr(a, names[0])(b) if isinstance(a, Tensor) else getattr(b, names[1])(a)
+        raise TypeError(
+            f"numpy's {ufunc.__name__} does not take minigrad Tensors: its result would be an array outside the graph. "
+            f"Use the tensor's own operation (mg.{ufunc.__name__}(t) or t.{ufunc.__name__}() where minigrad has it), "
+            f"or compute on the values, t.detach().numpy()"
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        """The values for numpy (`np.asarray(t)`, matplotlib's `plt.plot(t)`), as PyTorch's: only
+        for a tensor that does not require grad, whose graph the array would silently leave."""
+        if self.requires_grad:
+            raise TypeError(
+                f"numpy cannot take a tensor that requires grad (shape {self.shape}) without leaving its graph: "
+                f"pass t.detach() (or t.detach().numpy())"
+            )
+        return self.data if dtype is None else self.data.astype(dtype, copy=False)
 
     def __init__(self, data, requires_grad=False, dtype=None):
         if tracing.depth and isinstance(data, Tensor) and data.requires_grad:
@@ -714,6 +745,10 @@ class Tensor:
         powered = self * self if p == 2 else self.abs() ** float(p)
         return _root_or_zero(powered.sum(axis=axis, keepdims=keepdims), 1.0 / p)
 
+    def nelement(self):
+        """The number of elements (PyTorch's other name for `numel`)."""
+        return self.numel()
+
     def numel(self):
         """The number of elements (PyTorch's name for `.size`)."""
         return int(self.data.size)
@@ -981,6 +1016,12 @@ class Tensor:
     def log(self):
         return _ops.log(self)
 
+    def log2(self):
+        return _ops.log(self) * (1.0 / math.log(2.0))
+
+    def log10(self):
+        return _ops.log(self) * (1.0 / math.log(10.0))
+
     def tanh(self):
         return _ops.tanh(self)
 
@@ -1007,6 +1048,23 @@ class Tensor:
 
 
 _new_object = object.__new__
+
+
+# numpy's ufuncs behind Python's operators: (the method for `tensor op x`, the one for `x op tensor`)
+_NUMPY_OPERATORS = {
+    np.add: ("__add__", "__radd__"),
+    np.subtract: ("__sub__", "__rsub__"),
+    np.multiply: ("__mul__", "__rmul__"),
+    np.true_divide: ("__truediv__", "__rtruediv__"),
+    np.power: ("__pow__", "__rpow__"),
+    np.matmul: ("__matmul__", "__rmatmul__"),
+    np.less: ("__lt__", "__gt__"),
+    np.less_equal: ("__le__", "__ge__"),
+    np.greater: ("__gt__", "__lt__"),
+    np.greater_equal: ("__ge__", "__le__"),
+    np.equal: ("__eq__", "__eq__"),
+    np.not_equal: ("__ne__", "__ne__"),
+}
 
 
 def _as_float(t, dtype):

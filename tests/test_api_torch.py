@@ -916,3 +916,65 @@ def test_einsum_forms_compile_and_errors():
             mg.einsum(equation, *operands)
     with pytest.raises(TypeError, match="the first argument is the equation"):
         mg.einsum(a, a)
+
+
+def test_generator_seeds_draws_as_torch_generator_does():
+    g = mg.Generator().manual_seed(2147483647)
+    assert g.initial_seed() == 2147483647 and isinstance(g, np.random.Generator)
+    first = [mg.randn((2, 3), generator=g), mg.rand(2, generator=g), mg.randint(0, 27, (5,), generator=g), mg.randperm(4, generator=g), mg.multinomial(mg.ones(3), 2, generator=g)]
+    g.manual_seed(2147483647)
+    again = [mg.randn((2, 3), generator=g), mg.rand(2, generator=g), mg.randint(0, 27, (5,), generator=g), mg.randperm(4, generator=g), mg.multinomial(mg.ones(3), 2, generator=g)]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(mg.randn(4, generator=mg.Generator().manual_seed(7)).data, np.random.default_rng(7).standard_normal(4))
+    layer = mg.nn.Linear(3, 2, rng=mg.Generator().manual_seed(1))  # a numpy Generator: it serves as rng= too
+    np.testing.assert_array_equal(layer.weight.data, mg.nn.Linear(3, 2, rng=np.random.default_rng(1)).weight.data)
+    assert isinstance(mg.manual_seed(3), mg.Generator)
+    with pytest.raises(TypeError, match="randn: pass rng= or generator="):
+        mg.randn(2, rng=g, generator=g)
+    with pytest.raises(mg.MinigradError, match="cuda"):
+        mg.Generator(device="cuda")
+
+
+def test_histogram_log2_log10_and_nelement_match_torch():
+    data = RNG.standard_normal(500)
+    for kwargs in [{}, {"density": True}, {"bins": 7, "range": (-1.0, 2.0)}, {"bins": 4, "weight": np.abs(data)}]:
+        theirs = torch.histogram(torch.tensor(data), **{k: torch.tensor(v) if k == "weight" else v for k, v in kwargs.items()})
+        mine = mg.histogram(mg.tensor(data, requires_grad=True), **kwargs)
+        for m, t in zip(mine, theirs):
+            np.testing.assert_allclose(m.data, t.numpy(), rtol=1e-12, err_msg=str(kwargs))
+            assert m.dtype == np.float64 and not m.requires_grad
+    x, t = mg.tensor(DATA**2 + 0.5, requires_grad=True), torch.tensor(DATA**2 + 0.5, requires_grad=True)
+    for name in ("log2", "log10"):
+        out, tout = getattr(x, name)(), getattr(t, name)()
+        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-14)
+        np.testing.assert_allclose(getattr(mg, name)(x).data, out.data)
+        (grad,), (tgrad,) = mg.gradients(out.sum(), [x]), torch.autograd.grad(tout.sum(), [t])
+        np.testing.assert_allclose(grad.data, tgrad.numpy(), rtol=1e-14)
+    assert x.nelement() == t.nelement() == 12
+
+
+def test_numpy_meets_a_tensor_as_in_pytorch():
+    """`array op tensor` is the tensor's reflected operator (in the graph); `array += tensor` (the
+    manual update `p.data += -lr * p.grad`) writes the values into the array; numpy reads a tensor
+    that needs no grad (matplotlib plots it); anything that would leave the graph silently is refused."""
+    w = mg.tensor(DATA, requires_grad=True)
+    y = (np.ones(4) * w + np.float64(2.0) * w - np.ones(4) / (w * w + 1)).sum()
+    (grad,) = mg.gradients(y, [w])
+    np.testing.assert_allclose(grad.data, 3.0 + 2 * DATA / (DATA**2 + 1) ** 2, rtol=1e-12)
+    assert (np.zeros(4) < w).dtype == np.bool_ and (np.zeros(4) < w).data.tolist() == (0 < DATA).tolist()
+    np.testing.assert_allclose((np.eye(3) @ w).data, DATA)
+    (w * w).sum().backward()
+    before = w.data.copy()
+    w.data += -0.1 * w.grad
+    np.testing.assert_allclose(w.data, before - 0.2 * before, err_msg="the update writes into the parameter's array")
+    assert w.is_leaf and w.requires_grad and w.node is None
+    np.testing.assert_array_equal(np.asarray(w.detach()), w.data)
+    with pytest.raises(TypeError, match=r"numpy cannot take a tensor that requires grad \(shape \(3, 4\)\).*t.detach\(\)"):
+        np.asarray(w)
+    with pytest.raises(TypeError, match=r"numpy's exp does not take minigrad Tensors.*mg.exp\(t\)"):
+        np.exp(w)
+    with pytest.raises(TypeError, match="numpy's add does not take minigrad Tensors"):
+        np.add(w, w, out=w)
+    with pytest.raises(mg.TracerError, match="in-place numpy operation"):
+        jit.compile(lambda x: (np.zeros(4).__iadd__(x), x.sum())[1])(mg.tensor(DATA[0]))
