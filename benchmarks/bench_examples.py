@@ -28,7 +28,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import TorchCharLSTM, TorchCharMLP, _gpt_in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import MAKEMORE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -187,7 +187,7 @@ def polynomial_fit(torch, lr=1e-3):
 def gpt(torch):
     """One step of the GPT example's training loop at its own hyperparameters, against the same
     file run with torch (tests/test_examples.py), both in float64 and without dropout."""
-    ex, theirs = _example("gpt"), _gpt_in_torch()
+    ex, theirs = _example("gpt"), _in_torch("gpt")
     for program in (vars(ex), theirs):
         program["dropout"] = 0.0  # random masks drawn by two libraries could not agree
     train_data, _, vocab_size, _, _ = ex.data()
@@ -222,8 +222,37 @@ def gpt(torch):
     return (minigrad_step, pytorch_step), model.num_parameters(), what
 
 
+def makemore_batchnorm(torch):
+    """One pass of his makemore Part 3 loop (forward through the hand-written layers,
+    retain_grad, backward, the manual update, the update-ratio statistics) on a fixed batch,
+    against the same file run with torch (tests/test_examples.py), both in float64."""
+    ex, theirs = _example("makemore_batchnorm"), _in_torch("makemore_batchnorm", MAKEMORE_IMPORTS)
+    Xtr, Ytr, _, _, _, _, itos = ex.data()
+    ix = np.random.default_rng(0).integers(0, Xtr.shape[0], ex.batch_size)
+    vars(ex)["get_batch"] = lambda X, Y: (X[mg.tensor(ix)], Y[mg.tensor(ix)])
+    theirs["get_batch"] = lambda X, Y: (X[torch.from_numpy(ix)], Y[torch.from_numpy(ix)])
+    model = ex.make_model(len(itos))
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    module = theirs["make_model"](len(itos))
+    torch.set_default_dtype(previous)
+    with torch.no_grad():
+        for p, tp in zip(model[2], module[2], strict=True):
+            tp.copy_(torch.from_numpy(p.data))
+    tX, tY = torch.from_numpy(Xtr.data), torch.from_numpy(Ytr.data)
+
+    def minigrad_step():
+        return 10 ** ex.train(*model, Xtr, Ytr, 1)[0][0]
+
+    def pytorch_step():
+        return 10 ** theirs["train"](*module, tX, tY, 1)[0][0]
+
+    what = f"his 6 Linear+BatchNorm1d(+Tanh) layers, {ex.n_hidden} units, batch {ex.batch_size}, manual SGD and statistics"
+    return (minigrad_step, pytorch_step), sum(p.size for p in model[2]), what
+
+
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
-            "polynomial_fit": polynomial_fit, "gpt": gpt}
+            "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm}
 
 
 def _calls_per_run(step, seconds):

@@ -294,19 +294,20 @@ GPT_IMPORTS = {
 GPT_SMALL = {"batch_size": 4, "block_size": 8, "n_embd": 16, "n_head": 2, "n_layer": 2, "dropout": 0.0}
 
 
-def _gpt_in_torch():
-    source = (EXAMPLES / "gpt.py").read_text()
-    for ours, theirs in GPT_IMPORTS.items():
+def _in_torch(name, imports=GPT_IMPORTS):
+    """The namespace of examples/`name`.py run with PyTorch imported in place of minigrad."""
+    source = (EXAMPLES / f"{name}.py").read_text()
+    for ours, theirs in imports.items():
         assert source.count(ours) == 1, ours
         source = source.replace(ours, theirs)
     assert "minigrad" not in source.split('"""', 2)[2], "the program names nothing of minigrad's but its imports"
-    namespace = {"__name__": "gpt_in_torch"}
-    exec(compile(source, "gpt_in_torch", "exec"), namespace)
+    namespace = {"__name__": f"{name}_in_torch"}
+    exec(compile(source, f"{name}_in_torch", "exec"), namespace)
     return namespace
 
 
 def test_gpt_is_karpathys_torch_program_and_trains_as_it_does(monkeypatch):
-    ex, theirs = example("gpt"), _gpt_in_torch()
+    ex, theirs = example("gpt"), _in_torch("gpt")
     for name, value in GPT_SMALL.items():
         monkeypatch.setattr(ex, name, value)
         theirs[name] = value
@@ -353,7 +354,64 @@ def test_examples_run_as_scripts_and_print_progress(name, capsys):
 
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
-    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt"}, scripts
+    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt", "makemore_batchnorm"}, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
     assert mg.data.load_digits()[0].shape == (1797, 8, 8)
+
+
+MAKEMORE_IMPORTS = {"import minigrad as mg": "import torch as mg", "from minigrad.nn import functional as F": "from torch.nn import functional as F"}
+
+
+def test_makemore_batchnorm_is_karpathys_torch_program_and_trains_as_it_does(monkeypatch):
+    """His hand-written layers, manual update and diagnostics, beside PyTorch from the same weights
+    on the same batches: losses, update ratios, weights, running statistics, each tanh layer's
+    activation and gradient statistics and histograms, and the evaluation loss."""
+    ex, theirs = example("makemore_batchnorm"), _in_torch("makemore_batchnorm", MAKEMORE_IMPORTS)
+    Xtr, Ytr, Xdev, Ydev, _, _, itos = ex.data()
+    C, layers, parameters = ex.make_model(len(itos))
+    steps, rng = 8, np.random.default_rng(0)
+    batches = [rng.integers(0, Xtr.shape[0], ex.batch_size) for _ in range(steps)]
+    mine, their_batches = iter(batches), iter(batches)
+    monkeypatch.setattr(ex, "get_batch", lambda X, Y: (lambda ix: (X[ix], Y[ix]))(mg.tensor(next(mine))))
+    theirs["get_batch"] = lambda X, Y: (lambda ix: (X[ix], Y[ix]))(torch.from_numpy(next(their_batches)))
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        tC, tlayers, tparameters = theirs["make_model"](len(itos))
+        with torch.no_grad():
+            for p, tp in zip(parameters, tparameters, strict=True):
+                tp.copy_(torch.from_numpy(p.data))
+        lossi, ud = ex.train(C, layers, parameters, Xtr, Ytr, steps)
+        tlossi, tud = theirs["train"](tC, tlayers, tparameters, torch.from_numpy(Xtr.data), torch.from_numpy(Ytr.data), steps)
+        statistics = [ex.activation_statistics(layers, grad=grad) for grad in (False, True)]
+        tstatistics = [theirs["activation_statistics"](tlayers, grad=grad) for grad in (False, True)]
+        dev, tdev = ex.split_loss(C, layers, Xdev, Ydev), theirs["split_loss"](tC, tlayers, torch.from_numpy(Xdev.data), torch.from_numpy(Ydev.data))
+    finally:
+        torch.set_default_dtype(previous)
+    np.testing.assert_allclose(lossi, tlossi, rtol=1e-10)
+    np.testing.assert_allclose(ud, tud, rtol=1e-9, atol=1e-12)  # a BatchNorm gain's first ratio is 1: log10 0, to rounding
+    for p, tp in zip(parameters, tparameters):
+        np.testing.assert_allclose(p.data, tp.detach().numpy(), atol=1e-12)
+    for layer, tlayer in zip(layers, tlayers):
+        if isinstance(layer, ex.BatchNorm1d):
+            np.testing.assert_allclose(layer.running_mean.data, tlayer.running_mean.numpy(), atol=1e-12)
+            np.testing.assert_allclose(layer.running_var.data, tlayer.running_var.numpy(), atol=1e-12)
+    for rows, trows in zip(statistics, tstatistics):
+        assert [r[0] for r in rows] == [r[0] for r in trows] == [2, 5, 8, 11, 14]
+        for row, trow in zip(rows, trows):
+            np.testing.assert_allclose(row[1:4], trow[1:4], rtol=1e-9, atol=1e-15)
+            for mine_array, their_array in zip(row[4:], trow[4:]):
+                np.testing.assert_allclose(np.asarray(mine_array), their_array.numpy(), rtol=1e-9)
+    assert 0 < statistics[0][0][3] < 50, "some tanh units saturate, not all"
+    np.testing.assert_allclose(dev, tdev, rtol=1e-10)
+    assert lossi[-1] < lossi[0], "it learns"
+
+
+def test_makemore_batchnorm_runs_as_a_script(tmp_path, capsys):
+    ex = example("makemore_batchnorm")
+    ex.main(["--steps", "30", "--plot", str(tmp_path / "statistics.png")])
+    out = capsys.readouterr().out
+    assert "46688 parameters" in out and "layer 14 (Tanh): mean" in out and "saturated:" in out
+    assert (tmp_path / "statistics.png").read_bytes()[:4] == b"\x89PNG"
+    assert len(out.strip().splitlines()[-1].split()) == 10, "ten sampled words"
