@@ -1,4 +1,4 @@
-"""The layers a PyTorch user reaches for (Embedding, Dropout, LayerNorm, GELU, Flatten, Conv2d, pooling,
+"""The layers a PyTorch user reaches for (Embedding, Dropout, LayerNorm, BatchNorm, GELU, Flatten, Conv2d, padding, pooling, attention,
 LSTMCell, loss modules with reduction=, PyTorch state dicts, save/load) against PyTorch in float64:
 values, gradients and, for convolution and GELU, second derivatives."""
 
@@ -534,3 +534,163 @@ def test_cnn_with_batch_norm_trains_beside_torch_and_loads_its_state():
     x = rng(60).standard_normal((5, 1, 6, 6))
     np.testing.assert_allclose(fresh(mg.tensor(x)).data, module(torch.tensor(x)).detach().numpy(), atol=1e-10)
     assert int(fresh.layers[1].num_batches_tracked.data) == 4
+
+
+PAD_CASES = [((2, 3, 5), (1, 2)), ((2, 3, 4, 5), (2, 1, 3, 0)), ((2, 3, 4, 5), (0, 0, 1, 1)), ((1, 2, 3, 4, 5), (1, 1, 2, 0, 1, 2)), ((2, 3, 4), (3, 3))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, widths", PAD_CASES, ids=[str(c[1]) for c in PAD_CASES])
+def test_pad_modes_match_torch_with_gradients(mode, shape, widths):
+    """The copied entries' gradients add up (an edge replicated three times gets three adjoints)."""
+    _compare(lambda x: F.pad(x, widths, mode=mode), lambda x: torch.nn.functional.pad(x, widths, mode=mode), [rng().standard_normal(shape)])
+
+
+def test_pad_mode_errors_and_conv2d_padding_mode():
+    with pytest.raises(ValueError, match=r"mode='reflect' needs widths of at most 3 on axis 2 of a tensor of shape \(1, 2, 4\); got \(4, 0\)"):
+        F.pad(mg.zeros(1, 2, 4), (4, 0), mode="reflect")
+    with pytest.raises(ValueError, match="mode must be 'constant', 'reflect', 'replicate' or 'circular', got 'mirror'"):
+        F.pad(mg.zeros(1, 2, 4), (1, 1), mode="mirror")
+    with pytest.raises(ValueError, match="value=2.0 is for mode='constant'"):
+        F.pad(mg.zeros(1, 2, 4), (1, 1), mode="replicate", value=2.0)
+    np.testing.assert_array_equal(F.pad(mg.ones(2, 2), (1, 1), value=3.0).data[0], [3.0, 1.0, 1.0, 3.0])
+    for mode in ("reflect", "replicate", "circular"):
+        conv = nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode, rng=rng())
+        tconv = torch.nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode).double()
+        nn.utils.load_torch_state_dict(conv, tconv.state_dict())
+        _compare(conv, tconv, [rng(1).standard_normal((2, 2, 5, 6))])
+        assert f"padding_mode='{mode}'" in repr(conv)
+    with pytest.raises(ValueError, match="padding_mode must be"):
+        nn.Conv2d(2, 3, 3, padding_mode="same")
+
+
+ATTENTION_MASKS = {
+    "none": {},
+    "key padding": {"key_padding_mask": np.array([[False, True, False, False, True]] * 3)},
+    "bool mask": {"attn_mask": np.triu(np.ones((4, 5), dtype=bool), k=2)},
+    "float mask per head": {"attn_mask": rng(7).standard_normal((3 * 2, 4, 5))},
+    "per-head weights": {"average_attn_weights": False},
+    "both masks": {"attn_mask": np.triu(np.ones((4, 5), dtype=bool), k=2), "key_padding_mask": np.array([[False, False, True, False, False]] * 3)},
+}
+
+
+@pytest.mark.parametrize("masks", ATTENTION_MASKS.values(), ids=ATTENTION_MASKS.keys())
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_multihead_attention_matches_torch(masks, batch_first, bias):
+    """Cross-attention (4 queries, 5 keys, batch 3, 8 channels, 2 heads) from PyTorch's weights:
+    outputs, attention weights and the gradients of query, key, value and every weight."""
+    theirs = torch.nn.MultiheadAttention(8, 2, bias=bias, batch_first=batch_first).double()
+    mine = nn.MultiheadAttention(8, 2, bias=bias, batch_first=batch_first, rng=rng())
+    assert sorted(nn.utils.torch_state_dict(mine)) == sorted(theirs.state_dict())
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    layout = (lambda t: (3, t, 8)) if batch_first else (lambda t: (t, 3, 8))
+    arrays = [rng(1).standard_normal(layout(4)), rng(2).standard_normal(layout(5)), rng(3).standard_normal(layout(5))]
+    xs, ts = [mg.tensor(a, requires_grad=True) for a in arrays], [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, weights = mine(*xs, **masks)
+    tout, tweights = theirs(*ts, **{k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in masks.items()})
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(weights.data, tweights.detach().numpy(), atol=1e-12)
+    u = rng(4).standard_normal(out.shape)
+    ((out * mg.tensor(u)).sum() + (weights * weights).sum()).backward()
+    ((tout * torch.tensor(u)).sum() + (tweights * tweights).sum()).backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.data, t.grad.numpy(), atol=1e-12)
+    grads = {name: p.grad.data for name, p in mine.named_parameters()}
+    np.testing.assert_allclose(grads["in_proj_weight"], theirs.in_proj_weight.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(grads["out_proj.weight"], theirs.out_proj.weight.grad.numpy().T, atol=1e-12)
+
+
+def test_multihead_self_attention_unbatched_causal_and_errors():
+    theirs = torch.nn.MultiheadAttention(6, 3).double()
+    mine = nn.MultiheadAttention(6, 3)
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    x = rng(5).standard_normal((4, 6))
+    causal = ~np.tril(np.ones((4, 4), dtype=bool))
+    out, weights = mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), attn_mask=causal, is_causal=True)
+    tout, tweights = theirs(*(torch.tensor(x),) * 3, attn_mask=torch.tensor(causal), is_causal=True)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(weights.data, tweights.detach().numpy(), atol=1e-12)
+    assert out.shape == (4, 6) and weights.shape == (4, 4) and np.allclose(np.triu(weights.data, 1), 0.0)
+    assert mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), need_weights=False)[1] is None
+    fresh = nn.MultiheadAttention(6, 3, rng=rng())
+    bound = np.sqrt(6.0 / (18 + 6))
+    assert np.abs(fresh.in_proj_weight.data).max() <= bound and (fresh.in_proj_bias.data == 0).all() and (fresh.out_proj.bias.data == 0).all()
+    with pytest.raises(ValueError, match="embed_dim 6 must be divisible by num_heads 4"):
+        nn.MultiheadAttention(6, 4)
+    with pytest.raises(ValueError, match="add_bias_kv, add_zero_attn and key or value sizes"):
+        nn.MultiheadAttention(6, 3, kdim=4)
+    with pytest.raises(mg.ShapeError, match=r"key of shape \(4, 5\) does not fit: expected \(L, N, E\).*embed_dim = 6"):
+        mine(mg.tensor(x), mg.zeros(4, 5), mg.tensor(x))
+    with pytest.raises(ValueError, match="is_causal=True is a hint"):
+        mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), is_causal=True)
+    with pytest.raises(mg.ShapeError, match=r"the mask of shape \(3, 3\) does not broadcast"):
+        mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), attn_mask=np.zeros((3, 3), dtype=bool))
+
+
+@pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"attn_mask": "bool"}, {"attn_mask": "float"}, {"scale": 0.3}], ids=["plain", "causal", "bool mask", "float mask", "scale"])
+def test_scaled_dot_product_attention_matches_torch_to_second_order(options):
+    shapes = [(2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)]
+    masks = {"bool": rng(8).random((4, 6)) < 0.7, "float": rng(8).standard_normal((4, 6))}
+    masks["bool"][:, 0] = True  # every query attends to something
+    kw = {k: masks[v] if k == "attn_mask" else v for k, v in options.items()}
+    tkw = {k: torch.tensor(v) if k == "attn_mask" else v for k, v in kw.items()}
+    _compare(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **kw),
+        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, **tkw),
+        [rng(i).standard_normal(s) for i, s in enumerate(shapes)],
+        second=True,
+    )
+
+
+def test_scaled_dot_product_attention_dropout_and_errors():
+    q = mg.tensor(rng().standard_normal((2, 4, 3)))
+    plain = F.scaled_dot_product_attention(q, q, q)
+    dropped = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5, rng=np.random.default_rng(0))
+    assert dropped.shape == plain.shape and not np.allclose(dropped.data, plain.data)
+    with pytest.raises(mg.ShapeError, match=r"expects query \(\.\.\., L, E\), key \(\.\.\., S, E\).*\(2, 4, 3\), \(2, 4, 2\)"):
+        F.scaled_dot_product_attention(q, q[..., :2], q)
+    with pytest.raises(ValueError, match="attn_mask or is_causal=True, not both"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((4, 4), dtype=bool), is_causal=True)
+    with pytest.raises(ValueError, match="enable_gqa"):
+        F.scaled_dot_product_attention(q, q, q, enable_gqa=True)
+
+
+INTERPOLATIONS = [
+    ((2, 3, 5), dict(size=8, mode="nearest")),
+    ((2, 3, 7), dict(size=3, mode="nearest")),
+    ((2, 3, 5), dict(size=8, mode="nearest-exact")),
+    ((2, 3, 5), dict(size=8, mode="linear")),
+    ((2, 3, 5), dict(size=8, mode="linear", align_corners=True)),
+    ((2, 3, 8), dict(scale_factor=0.5, mode="linear")),
+    ((2, 3, 4, 5), dict(size=(7, 3), mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=1.7, mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 2.5), mode="bilinear", align_corners=True)),
+    ((2, 3, 4, 5), dict(size=(1, 1), mode="bilinear", align_corners=True)),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 4, 5), dict(size=(2, 3), mode="area")),
+    ((1, 2, 3, 4, 5), dict(size=(4, 5, 6), mode="trilinear")),
+]
+
+
+@pytest.mark.parametrize("shape, options", INTERPOLATIONS, ids=[f"{o['mode']}-{o.get('size', o.get('scale_factor'))}-{o.get('align_corners')}" for _, o in INTERPOLATIONS])
+def test_interpolate_matches_torch(shape, options):
+    _compare(lambda x: F.interpolate(x, **options), lambda x: torch.nn.functional.interpolate(x, **options), [rng().standard_normal(shape)])
+
+
+def test_upsample_and_interpolate_errors():
+    x = rng().standard_normal((1, 2, 3, 3))
+    up, tup = nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.Upsample(scale_factor=2, mode="bilinear")
+    assert repr(up) == repr(tup)
+    np.testing.assert_allclose(up(mg.tensor(x)).data, tup(torch.tensor(x)).numpy(), atol=1e-12)
+    with pytest.raises(mg.ShapeError, match=r"mode='bilinear' needs 4-D input \(N, C, spatial...\), got shape \(2, 3\)"):
+        F.interpolate(mg.zeros(2, 3), size=4, mode="bilinear")
+    with pytest.raises(ValueError, match="give exactly one of size and scale_factor"):
+        F.interpolate(mg.tensor(x), size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="align_corners is for the linear modes"):
+        F.interpolate(mg.tensor(x), size=4, align_corners=True)
+    with pytest.raises(ValueError, match="bicubic is not in minigrad"):
+        F.interpolate(mg.tensor(x), size=4, mode="bicubic")
+    with pytest.raises(ValueError, match=r"output size \(0, 0\) must give a positive length"):
+        F.interpolate(mg.tensor(x), scale_factor=0.2)

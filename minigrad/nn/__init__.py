@@ -1,7 +1,8 @@
 """Neural-network building blocks, built only from minigrad's public tensor API."""
 
 from . import functional, init, utils
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
+from .attention import MultiheadAttention
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d, Upsample
 from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
 from .losses import (
     BCELoss,

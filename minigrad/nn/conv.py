@@ -15,7 +15,10 @@ class Conv2d(Module):
     ±1/√(in_channels·kH·kW), PyTorch's default bound.
     """
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, bias=True, rng=None, dtype=np.float64):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, bias=True, rng=None, dtype=np.float64, padding_mode="zeros"):
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"Conv2d: padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {padding_mode!r}")
+        self.padding_mode = padding_mode
         rng = default_rng() if rng is None else rng
         kh, kw = F._pair("Conv2d kernel_size", kernel_size)
         self.stride, self.padding, self.dilation = F._pair("Conv2d stride", stride), F._pair("Conv2d padding", padding), F._pair("Conv2d dilation", dilation)
@@ -26,11 +29,15 @@ class Conv2d(Module):
             self.to(dtype)
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        if self.padding_mode == "zeros":
+            return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        (ph, pw) = self.padding  # the other modes pad first, as PyTorch's Conv2d does
+        return F.conv2d(F.pad(x, (pw, pw, ph, ph), mode=self.padding_mode), self.weight, self.bias, self.stride, 0, self.dilation)
 
     def __repr__(self):
         c_in, c_out, kh, kw = self.weight.shape
-        return f"Conv2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}, padding={self.padding})"
+        mode = f", padding_mode={self.padding_mode!r}" if self.padding_mode != "zeros" else ""
+        return f"Conv2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}, padding={self.padding}{mode})"
 
 
 class MaxPool2d(Module):
@@ -66,3 +73,17 @@ class AdaptiveAvgPool2d(Module):
 
     def __repr__(self):
         return f"AdaptiveAvgPool2d(output_size={self.output_size})"
+
+
+class Upsample(Module):
+    """Resize images (or sequences, volumes) to `size` or by `scale_factor`: `F.interpolate` as a layer."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def __repr__(self):
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={float(self.scale_factor) if isinstance(self.scale_factor, int) else self.scale_factor}"
+        return f"Upsample({what}, mode={self.mode!r})"

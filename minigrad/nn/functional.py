@@ -144,6 +144,50 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out + bias.reshape(per_channel) if bias is not None else out
 
 
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, rng=None):
+    """softmax(q kᵀ · scale + mask) v over the last two axes (Vaswani et al. 2017), as
+    `torch.nn.functional.scaled_dot_product_attention`: query (..., L, E), key (..., S, E), value
+    (..., S, Ev); `scale` 1/√E unless given.
+
+    `attn_mask` broadcasts to (..., L, S): a bool mask says which keys each query may attend to
+    (True: attend), a float mask is added to the scores. `is_causal=True` lets query i attend to
+    keys 0 … i only. `dropout_p` drops attention weights (always: pass 0.0 in evaluation, as in PyTorch).
+    """
+    q, k, v = (x if isinstance(x, Tensor) else Tensor(x) for x in (query, key, value))
+    if enable_gqa:
+        raise ValueError("scaled_dot_product_attention: enable_gqa (grouped-query attention) is not supported in minigrad")
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ShapeError(
+            f"scaled_dot_product_attention: expects query (..., L, E), key (..., S, E) and value (..., S, Ev); "
+            f"got shapes {q.shape}, {k.shape} and {v.shape}"
+        )
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both")
+        attn_mask = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
+    if attn_mask is not None:
+        scores = _masked(scores, attn_mask, "scaled_dot_product_attention", allowed=True)
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, rng=rng)
+    return weights @ v
+
+
+def _masked(scores, mask, name, allowed):
+    """The scores with `mask` applied: a bool mask sets -inf where keys are excluded (where the
+    mask is False if `allowed`, True otherwise, PyTorch's two conventions); a float mask is added."""
+    array = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    try:
+        np.broadcast_shapes(array.shape, scores.shape)
+    except ValueError:
+        raise ShapeError(f"{name}: the mask of shape {array.shape} does not broadcast to the attention scores' shape {scores.shape}") from None
+    if array.dtype == np.bool_:
+        excluded = ~array if allowed else array
+        return where(Tensor(excluded), Tensor(np.array(-np.inf, dtype=scores.dtype)), scores)
+    return scores + (mask if isinstance(mask, Tensor) else Tensor(array.astype(scores.dtype)))
+
+
 def _pair(name, value):
     if isinstance(value, (int, np.integer)):
         return int(value), int(value)
@@ -166,18 +210,38 @@ def _padded(x, widths, fill):
     return padded
 
 
-def pad(input, pad, mode="constant", value=0.0):  # noqa: A002  (PyTorch's names)
-    """`input` surrounded by `value`, as `torch.nn.functional.pad`: `pad` lists (before, after)
-    widths from the last axis backwards, `(left, right)` or `(left, right, top, bottom)`, ...
-    Only the constant mode, and widths ≥ 0."""
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}  # PyTorch's mode -> numpy.pad's
+
+
+def pad(input, pad, mode="constant", value=None):  # noqa: A002  (PyTorch's names)
+    """`input` padded as `torch.nn.functional.pad`: `pad` lists (before, after) widths from the
+    last axis backwards, `(left, right)` or `(left, right, top, bottom)`, ... With
+    mode="constant" the border is `value` (0 by default); "reflect" mirrors the input without
+    repeating the edge, "replicate" repeats the edge, "circular" wraps around. The other modes
+    gather the input with one index per padded axis, so gradients add up where an entry is
+    copied more than once."""
     x = _as_tensor(input)
     pad = tuple(pad)
-    if mode != "constant":
-        raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
     if len(pad) % 2 or len(pad) // 2 > x.ndim or any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0 for p in pad):
         raise ValueError(f"pad: expects an even number of non-negative ints, two per axis from the last, for a tensor of shape {x.shape}; got {pad}")
     given = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)][::-1]
-    return _padded(x, [(0, 0)] * (x.ndim - len(given)) + given, value)
+    widths = [(0, 0)] * (x.ndim - len(given)) + given
+    if mode == "constant":
+        return _padded(x, widths, 0.0 if value is None else value)
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    if value not in (None, 0, 0.0):
+        raise ValueError(f"pad: value={value} is for mode='constant'; mode={mode!r} takes its border from the input")
+    for axis, (before, after) in enumerate(widths):
+        if not before and not after:
+            continue
+        n = x.shape[axis]
+        limit = {"reflect": n - 1, "circular": n, "replicate": max(before, after) if n else -1}[mode]
+        if max(before, after) > limit:
+            raise ValueError(f"pad: mode={mode!r} needs widths of at most {limit} on axis {axis} of a tensor of shape {x.shape}; got ({before}, {after})")
+        index = np.pad(np.arange(n), (before, after), mode=_PAD_MODES[mode])
+        x = x[(slice(None),) * axis + (index,)]
+    return x
 
 
 def _windows(op, x, kernel, stride, padding, dilation, fill=0.0):
@@ -268,6 +332,74 @@ def adaptive_avg_pool2d(x, output_size):
     oh, ow = (n if s is None else int(s) for s, n in zip(sizes, (h, w)))
     rows, cols = Tensor(_averaging_matrix(h, oh, x.dtype)), Tensor(_averaging_matrix(w, ow, x.dtype).T)
     return rows @ x @ cols
+
+
+_INTERPOLATION_RANK = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5, "area": None}
+
+
+def _interpolation_matrix(n, out, mode, align_corners, scale, dtype):
+    """(out, n): how each output position along one axis mixes the input's, PyTorch's rules.
+    `scale` is input length per output step (n / out, or 1 / scale_factor when one was given)."""
+    if mode == "area":
+        return _averaging_matrix(n, out, dtype)
+    matrix = np.zeros((out, n), dtype=dtype)
+    rows = np.arange(out)
+    if mode in ("nearest", "nearest-exact"):
+        offset = 0.5 if mode == "nearest-exact" else 0.0
+        matrix[rows, np.minimum(np.floor((rows + offset) * scale).astype(np.int64), n - 1)] = 1.0
+        return matrix
+    if align_corners:
+        source = rows * ((n - 1) / (out - 1) if out > 1 else 0.0)
+    else:
+        source = np.maximum((rows + 0.5) * scale - 0.5, 0.0)
+    low = np.minimum(np.floor(source).astype(np.int64), n - 1)
+    high = np.minimum(low + 1, n - 1)
+    weight = source - low
+    np.add.at(matrix, (rows, low), 1.0 - weight)
+    np.add.at(matrix, (rows, high), weight)
+    return matrix
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):  # noqa: A002
+    """Resize the spatial axes of (N, C, W), (N, C, H, W) or (N, C, D, H, W) input, as
+    `torch.nn.functional.interpolate`: to `size`, or by `scale_factor`; mode "nearest",
+    "nearest-exact", "linear" (3-D), "bilinear" (4-D), "trilinear" (5-D) or "area".
+
+    Every mode is linear in the input and separable by axis, so each axis is one matrix product
+    with an interpolation matrix (output positions × input positions) built by PyTorch's rules for
+    source positions (`align_corners`); its adjoint spreads each gradient back over the entries
+    it was mixed from.
+    """
+    x = _as_tensor(input)
+    if mode not in _INTERPOLATION_RANK:
+        raise ValueError(f"interpolate: mode must be one of {', '.join(map(repr, _INTERPOLATION_RANK))}, got {mode!r} (bicubic is not in minigrad)")
+    rank = _INTERPOLATION_RANK[mode]
+    if x.ndim not in (3, 4, 5) or (rank is not None and x.ndim != rank):
+        expected = f"{rank}-D" if rank else "3-D, 4-D or 5-D"
+        raise ShapeError(f"interpolate: mode={mode!r} needs {expected} input (N, C, spatial...), got shape {x.shape}")
+    if align_corners is not None and mode not in ("linear", "bilinear", "trilinear"):
+        raise ValueError(f"interpolate: align_corners is for the linear modes, not mode={mode!r}")
+    if antialias or recompute_scale_factor:
+        raise ValueError("interpolate: antialias and recompute_scale_factor are not supported in minigrad")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    spatial = x.shape[2:]
+    if size is not None:
+        sizes = (size,) * len(spatial) if isinstance(size, (int, np.integer)) else tuple(size)
+        scales = [n / s if s else 0.0 for n, s in zip(spatial, sizes)]
+    else:
+        factors = (scale_factor,) * len(spatial) if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+        sizes = tuple(int(math.floor(n * f)) for n, f in zip(spatial, factors))
+        scales = [1.0 / f for f in factors]
+    if len(sizes) != len(spatial) or any(s < 1 for s in sizes):
+        raise ValueError(f"interpolate: the output size {sizes} must give a positive length to each of the {len(spatial)} spatial axes of shape {x.shape}")
+    for axis, (n, out, scale) in enumerate(zip(spatial, sizes, scales), start=2):
+        if out == n and scale == 1.0:
+            continue
+        matrix = Tensor(_interpolation_matrix(n, out, mode, align_corners, scale, x.dtype).T)
+        x = x.transpose(axis, -1) @ matrix if axis != x.ndim - 1 else x @ matrix
+        x = x.transpose(axis, -1) if axis != x.ndim - 1 else x
+    return x
 
 
 def embedding(indices, weight):
