@@ -978,3 +978,109 @@ def test_numpy_meets_a_tensor_as_in_pytorch():
         np.add(w, w, out=w)
     with pytest.raises(mg.TracerError, match="in-place numpy operation"):
         jit.compile(lambda x: (np.zeros(4).__iadd__(x), x.sum())[1])(mg.tensor(DATA[0]))
+
+
+def _dcgan_tutorials_nets(torch, nn, nz=8, ngf=4, ndf=4, nc=1):
+    """The Generator, Discriminator and weights_init of PyTorch's "DCGAN Tutorial", its code as
+    written but for sizes (16×16 images: one up- and one down-sampling block fewer)."""
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            nn.init.normal_(m.weight.data, 0.0, 0.02)
+        elif classname.find("BatchNorm") != -1:
+            nn.init.normal_(m.weight.data, 1.0, 0.02)
+            nn.init.constant_(m.bias.data, 0)
+
+    class Generator(nn.Module):
+        def __init__(self, ngpu):
+            super(Generator, self).__init__()
+            self.ngpu = ngpu
+            self.main = nn.Sequential(
+                nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False),  # (ngf*4) x 4 x 4
+                nn.BatchNorm2d(ngf * 4),
+                nn.ReLU(True),
+                nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False),  # (ngf*2) x 8 x 8
+                nn.BatchNorm2d(ngf * 2),
+                nn.ReLU(True),
+                nn.ConvTranspose2d(ngf * 2, nc, 4, 2, 1, bias=False),  # (nc) x 16 x 16
+                nn.Tanh(),
+            )
+
+        def forward(self, input):
+            return self.main(input)
+
+    class Discriminator(nn.Module):
+        def __init__(self, ngpu):
+            super(Discriminator, self).__init__()
+            self.ngpu = ngpu
+            self.main = nn.Sequential(
+                nn.Conv2d(nc, ndf, 4, 2, 1, bias=False),  # (ndf) x 8 x 8
+                nn.LeakyReLU(0.2, inplace=True),
+                nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),  # (ndf*2) x 4 x 4
+                nn.BatchNorm2d(ndf * 2),
+                nn.LeakyReLU(0.2, inplace=True),
+                nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False),
+                nn.Sigmoid(),
+            )
+
+        def forward(self, input):
+            return self.main(input)
+
+    netG, netD = Generator(0), Discriminator(0)
+    netG.apply(weights_init)
+    netD.apply(weights_init)
+    return netG, netD
+
+
+def test_the_dcgan_tutorials_training_loop_runs_as_written_and_agrees_with_torch():
+    """Its loop body (the discriminator on real and on detached fake images, then the generator
+    through the discriminator; BCELoss, Adam with beta1 = 0.5), `torch` replaced by `mg`, from the
+    same weights on the same images and noise: every loss and D(x), D(G(z)), the weights after
+    three iterations, and the BatchNorm running statistics."""
+    nz = 8
+    torch_nets = [net.double() for net in _dcgan_tutorials_nets(torch, torch.nn, nz)]
+    nets = _dcgan_tutorials_nets(mg, mg.nn, nz)
+    for net, torch_net in zip(nets, torch_nets):
+        mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
+    batches = [(RNG.uniform(-1, 1, (6, 1, 16, 16)), RNG.standard_normal((6, nz, 1, 1))) for _ in range(3)]
+    results = {}
+    for lib, (netG, netD) in ((mg, nets), (torch, torch_nets)):
+        criterion = lib.nn.BCELoss()
+        real_label, fake_label = 1.0, 0.0
+        optimizerD = lib.optim.Adam(netD.parameters(), lr=0.0002, betas=(0.5, 0.999))
+        optimizerG = lib.optim.Adam(netG.parameters(), lr=0.0002, betas=(0.5, 0.999))
+        logged = []
+        for images, z in batches:
+            netD.zero_grad()
+            real_cpu = lib.tensor(images)
+            b_size = real_cpu.shape[0]  # the tutorial's real_cpu.size(0): see docs/porting.md
+            label = lib.full((b_size,), real_label, dtype=lib.float64)
+            output = netD(real_cpu).view(-1)
+            errD_real = criterion(output, label)
+            errD_real.backward()
+            D_x = output.mean().item()
+            noise = lib.tensor(z)
+            fake = netG(noise)
+            label.fill_(fake_label)
+            output = netD(fake.detach()).view(-1)
+            errD_fake = criterion(output, label)
+            errD_fake.backward()
+            D_G_z1 = output.mean().item()
+            errD = errD_real + errD_fake
+            optimizerD.step()
+            netG.zero_grad()
+            label.fill_(real_label)
+            output = netD(fake).view(-1)
+            errG = criterion(output, label)
+            errG.backward()
+            D_G_z2 = output.mean().item()
+            optimizerG.step()
+            logged.append([errD.item(), errG.item(), D_x, D_G_z1, D_G_z2])
+        results[lib.__name__] = logged
+    np.testing.assert_allclose(results["minigrad"], results["torch"], rtol=1e-10)
+    for net, torch_net in zip(nets, torch_nets):
+        theirs = torch_net.state_dict()
+        for name, value in mg.nn.utils.torch_state_dict(net).items():
+            np.testing.assert_allclose(value, theirs[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+    assert int(nets[1].main.layers[3].num_batches_tracked.data) == 9, "three discriminator passes an iteration (state compared above)"

@@ -694,3 +694,46 @@ def test_upsample_and_interpolate_errors():
         F.interpolate(mg.tensor(x), size=4, mode="bicubic")
     with pytest.raises(ValueError, match=r"output size \(0, 0\) must give a positive length"):
         F.interpolate(mg.tensor(x), scale_factor=0.2)
+
+
+CONV_TRANSPOSE_CASES = [  # (in, out, kernel, stride, padding, output_padding, dilation, input height and width)
+    (2, 3, 3, 1, 0, 0, 1, (4, 5)),
+    (2, 3, 4, 2, 1, 0, 1, (4, 4)),  # DCGAN's doubling layer
+    (2, 3, 3, 2, 1, 1, 1, (3, 5)),
+    (3, 2, 4, 1, 0, 0, 1, (1, 1)),  # DCGAN's first layer: noise (N, nz, 1, 1) to 4 x 4
+    (2, 2, 3, 3, 4, 2, 1, (3, 3)),  # padding beyond dilation·(k − 1): the output is cropped
+    (2, 3, 3, 2, 0, 1, 2, (3, 4)),
+    (2, 3, (2, 3), (1, 2), (0, 1), 0, 1, (4, 4)),
+]
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE_CASES, ids=range(len(CONV_TRANSPOSE_CASES)))
+def test_conv_transpose2d_matches_torch_to_second_order(case):
+    c_in, c_out, k, stride, padding, output_padding, dilation, hw = case
+    kw = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation)
+    layer = nn.ConvTranspose2d(c_in, c_out, k, rng=rng(), **kw)
+    x = rng(1).standard_normal((2, c_in) + hw)
+    _compare(
+        lambda x, w, b: F.conv_transpose2d(x, w, b, **kw),
+        lambda x, w, b: torch.nn.functional.conv_transpose2d(x, w, b, **kw),
+        [x, layer.weight.data, layer.bias.data],
+        second=True,
+    )
+    theirs = torch.nn.ConvTranspose2d(c_in, c_out, k, **kw).double()
+    assert repr(layer) == repr(theirs)
+    nn.utils.load_torch_state_dict(layer, theirs.state_dict())  # the same layout: nothing transposed
+    np.testing.assert_array_equal(layer.weight.data, theirs.weight.detach().numpy())
+    np.testing.assert_allclose(layer(mg.tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(), atol=1e-12)
+
+
+def test_conv_transpose2d_initial_bound_and_errors():
+    layer = nn.ConvTranspose2d(3, 4, 5, rng=rng())
+    assert layer.weight.shape == (3, 4, 5, 5) and np.abs(layer.weight.data).max() <= 1 / np.sqrt(4 * 25)
+    with pytest.raises(mg.ShapeError, match=r"conv_transpose2d: input of shape \(2, 2, 8, 8\) must be \(batch, 3, height, width\)"):
+        layer(mg.zeros(2, 2, 8, 8))
+    with pytest.raises(ValueError, match=r"output_padding \(2, 2\) must be smaller than the stride \(2, 2\)"):
+        F.conv_transpose2d(mg.zeros(1, 3, 2, 2), layer.weight, stride=2, output_padding=2)
+    with pytest.raises(ValueError, match="groups=2 and padding_mode='zeros' are not supported"):
+        nn.ConvTranspose2d(4, 4, 3, groups=2)
+    weight = nn.init.normal_(layer.weight.data, 0.0, 0.02, rng=rng(2))  # PyTorch's `nn.init.normal_(m.weight.data, ...)`
+    assert weight is layer.weight.data and abs(weight.std() - 0.02) < 0.005

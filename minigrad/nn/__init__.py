@@ -2,7 +2,7 @@
 
 from . import functional, init, utils
 from .attention import MultiheadAttention
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d, Upsample
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d, Upsample
 from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
 from .losses import (
     BCELoss,

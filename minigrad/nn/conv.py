@@ -40,6 +40,36 @@ class Conv2d(Module):
         return f"Conv2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}, padding={self.padding}{mode})"
 
 
+class ConvTranspose2d(Module):
+    """The transposed convolution that upsamples images (a DCGAN generator's layer): the adjoint
+    of `Conv2d` with respect to its input. Its weight is (in_channels, out_channels, kH, kW), the
+    layout PyTorch uses for this layer too; weights and bias start uniform in
+    ±1/√(out_channels·kH·kW), PyTorch's default bound for it."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", rng=None, dtype=np.float64):
+        if groups != 1 or padding_mode != "zeros":
+            raise ValueError(f"ConvTranspose2d: groups={groups} and padding_mode={padding_mode!r} are not supported in minigrad (only 1 and 'zeros')")
+        rng = default_rng() if rng is None else rng
+        kh, kw = F._pair("ConvTranspose2d kernel_size", kernel_size)
+        self.stride, self.padding = F._pair("ConvTranspose2d stride", stride), F._pair("ConvTranspose2d padding", padding)
+        self.output_padding, self.dilation = F._pair("ConvTranspose2d output_padding", output_padding), F._pair("ConvTranspose2d dilation", dilation)
+        bound = 1.0 / np.sqrt(out_channels * kh * kw)
+        self.weight = Parameter(rng.uniform(-bound, bound, (in_channels, out_channels, kh, kw)))
+        self.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    def forward(self, x):
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, 1, self.dilation)
+
+    def __repr__(self):
+        c_in, c_out, kh, kw = self.weight.shape
+        shown = [("padding", self.padding, (0, 0)), ("dilation", self.dilation, (1, 1)), ("output_padding", self.output_padding, (0, 0))]
+        extra = "".join(f", {name}={value}" for name, value, default in shown if value != default)  # PyTorch's order and omissions
+        bias = "" if self.bias is not None else ", bias=False"
+        return f"ConvTranspose2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}{extra}{bias})"
+
+
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation

@@ -264,7 +264,7 @@ def _windows(op, x, kernel, stride, padding, dilation, fill=0.0):
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1):
     """2-D cross-correlation of an NCHW input with `weight` in minigrad's layout (in, out, kH, kW)
-    (PyTorch's is (out, in, kH, kW): `nn.utils.from_torch_state_dict` swaps the first two axes)."""
+    (PyTorch's is (out, in, kH, kW): `nn.utils.load_torch_state_dict` swaps the first two axes)."""
     x = _as_tensor(x)
     if weight.ndim != 4:
         raise ShapeError(f"conv2d: weight must be (in_channels, out_channels, kH, kW), got shape {weight.shape}")
@@ -278,6 +278,38 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1):
     if bias is not None:
         out = out + bias
     return out.reshape(n, oh, ow, c_out).transpose(0, 3, 1, 2)
+
+
+def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed convolution ("deconvolution") of an NCHW input, as
+    `torch.nn.functional.conv_transpose2d`, with `weight` (in_channels, out_channels, kH, kW): the
+    layout PyTorch uses for it too. Output size per axis: (n − 1)·stride − 2·padding +
+    dilation·(k − 1) + output_padding + 1.
+
+    It is the adjoint of `conv2d` with respect to its input, computed directly: the input spread
+    out by `stride` (zeros between its entries), padded by dilation·(k − 1) − padding (cropped
+    where that is negative), then cross-correlated with the kernel flipped in both spatial axes.
+    """
+    x = _as_tensor(x)
+    if groups != 1:
+        raise ValueError(f"conv_transpose2d: groups={groups} is not supported in minigrad (only 1)")
+    if weight.ndim != 4 or x.ndim != 4 or x.shape[1] != weight.shape[0]:
+        raise ShapeError(f"conv_transpose2d: input of shape {x.shape} must be (batch, {weight.shape[0] if weight.ndim == 4 else 'in'}, height, width) for weight of shape {weight.shape} (in_channels, out_channels, kH, kW)")
+    stride, padding = _pair("conv_transpose2d stride", stride), _pair("conv_transpose2d padding", padding)
+    output_padding, dilation = _pair("conv_transpose2d output_padding", output_padding), _pair("conv_transpose2d dilation", dilation)
+    if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
+        raise ValueError(f"conv_transpose2d: output_padding {output_padding} must be smaller than the stride {stride} or the dilation {dilation}")
+    n, c, h, w = x.shape
+    spread = tuple((size - 1) * s + 1 for size, s in zip((h, w), stride))
+    if stride != (1, 1):
+        x = ops.scatter(x, index=(slice(None), slice(None), slice(None, None, stride[0]), slice(None, None, stride[1])), shape=(n, c) + spread)
+    sides = [(d * (k - 1) - p, d * (k - 1) - p + op) for k, p, op, d in zip(weight.shape[2:], padding, output_padding, dilation)]
+    x = _padded(x, [(0, 0), (0, 0)] + [(max(a, 0), max(b, 0)) for a, b in sides], 0.0)
+    out = conv2d(x, weight[:, :, ::-1, ::-1], bias, 1, 0, dilation)
+    (top, bottom), (left, right) = ((max(-a, 0), max(-b, 0)) for a, b in sides)
+    if top or bottom or left or right:
+        out = out[:, :, top : out.shape[2] - bottom, left : out.shape[3] - right]
+    return out
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):

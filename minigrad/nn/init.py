@@ -22,6 +22,9 @@ def _fans(tensor):
 
 
 def _fill(tensor, values):
+    if isinstance(tensor, np.ndarray):  # a parameter's .data, as PyTorch code writes `nn.init.normal_(m.weight.data, ...)`
+        tensor[...] = values
+        return tensor
     with no_grad():
         tensor.copy_(values.astype(tensor.dtype))
     return tensor

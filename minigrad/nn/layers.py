@@ -39,9 +39,21 @@ class Tanh(Module):
         return x.tanh()
 
 
+# `inplace=` (ReLU(True), LeakyReLU(0.2, inplace=True), ...) is taken for PyTorch's signatures and
+# shown as PyTorch shows it; minigrad always returns a new tensor, as the graph keeps the input.
+def _inplace(inplace):
+    return ", inplace=True" if inplace else ""
+
+
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
     def forward(self, x):
         return x.relu()
+
+    def __repr__(self):
+        return f"ReLU({_inplace(self.inplace)[2:]})"
 
 
 class Sigmoid(Module):
@@ -74,30 +86,36 @@ class LogSoftmax(Softmax):
 
 
 class LeakyReLU(Module):
-    def __init__(self, negative_slope=0.01):
-        self.negative_slope = negative_slope
+    def __init__(self, negative_slope=0.01, inplace=False):
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x):
         return leaky_relu(x, self.negative_slope)
 
     def __repr__(self):
-        return f"LeakyReLU(negative_slope={self.negative_slope})"
+        return f"LeakyReLU(negative_slope={self.negative_slope}{_inplace(self.inplace)})"
 
 
 class ELU(Module):
-    def __init__(self, alpha=1.0):
-        self.alpha = alpha
+    def __init__(self, alpha=1.0, inplace=False):
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x):
         return elu(x, self.alpha)
 
     def __repr__(self):
-        return f"ELU(alpha={self.alpha})"
+        return f"ELU(alpha={self.alpha}{_inplace(self.inplace)})"
 
 
 class SiLU(Module):
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
     def forward(self, x):
         return silu(x)
+
+    def __repr__(self):
+        return f"SiLU({_inplace(self.inplace)[2:]})"
 
 
 class Softplus(Module):
