@@ -1084,3 +1084,91 @@ def test_the_dcgan_tutorials_training_loop_runs_as_written_and_agrees_with_torch
         for name, value in mg.nn.utils.torch_state_dict(net).items():
             np.testing.assert_allclose(value, theirs[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
     assert int(nets[1].main.layers[3].num_batches_tracked.data) == 9, "three discriminator passes an iteration (state compared above)"
+
+
+def _transformer_tutorials_model(torch, nn, ntoken=11, d_model=8, nhead=2, d_hid=16, nlayers=2, dropout=0.0):
+    """The model of PyTorch's tutorial "Language Modeling with nn.Transformer", its code as written
+    but for two edits: `x.size(0)` is `x.shape[0]`, and `init_weights` calls `nn.init.uniform_` /
+    `zeros_` on the parameters (there `.data.uniform_`; minigrad's `.data` is the numpy array)."""
+    import math
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, dropout=0.1, max_len=5000):
+            super().__init__()
+            self.dropout = nn.Dropout(p=dropout)
+            position = torch.arange(max_len).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+            pe = torch.zeros(max_len, 1, d_model)
+            pe[:, 0, 0::2] = torch.sin(position * div_term)
+            pe[:, 0, 1::2] = torch.cos(position * div_term)
+            self.register_buffer("pe", pe)
+
+        def forward(self, x):
+            x = x + self.pe[: x.shape[0]]
+            return self.dropout(x)
+
+    class TransformerModel(nn.Module):
+        def __init__(self, ntoken, d_model, nhead, d_hid, nlayers, dropout=0.5):
+            super().__init__()
+            self.model_type = "Transformer"
+            self.pos_encoder = PositionalEncoding(d_model, dropout)
+            encoder_layers = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout)
+            self.transformer_encoder = nn.TransformerEncoder(encoder_layers, nlayers)
+            self.embedding = nn.Embedding(ntoken, d_model)
+            self.d_model = d_model
+            self.linear = nn.Linear(d_model, ntoken)
+            self.init_weights()
+
+        def init_weights(self):
+            initrange = 0.1
+            nn.init.uniform_(self.embedding.weight, -initrange, initrange)
+            nn.init.zeros_(self.linear.bias)
+            nn.init.uniform_(self.linear.weight, -initrange, initrange)
+
+        def forward(self, src, src_mask=None):
+            src = self.embedding(src) * math.sqrt(self.d_model)
+            src = self.pos_encoder(src)
+            output = self.transformer_encoder(src, src_mask)
+            output = self.linear(output)
+            return output
+
+    return TransformerModel(ntoken, d_model, nhead, d_hid, nlayers, dropout)
+
+
+def test_the_transformer_tutorials_model_trains_as_written_and_agrees_with_torch():
+    """Its training step (CrossEntropyLoss over the flattened output, SGD with lr 5.0,
+    clip_grad_norm_ 0.5, StepLR) on random token sequences with the causal mask, from the same
+    weights (the positional-encoding buffer included in the state dict): every loss, the weights."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # the positional encoding computed in float64 on both sides
+    try:
+        torch_model = _transformer_tutorials_model(torch, torch.nn)
+    finally:
+        torch.set_default_dtype(previous)
+    model = _transformer_tutorials_model(mg, mg.nn)
+    np.testing.assert_allclose(model.pos_encoder.pe.data, torch_model.pos_encoder.pe.numpy(), rtol=1e-12, atol=1e-12)
+    assert "pos_encoder.pe" in mg.nn.utils.torch_state_dict(model)
+    mg.nn.utils.load_torch_state_dict(model, torch_model.state_dict())
+    data = [(RNG.integers(0, 11, (6, 4)), RNG.integers(0, 11, (6, 4))) for _ in range(3)]
+    mask = np.triu(np.full((6, 6), -np.inf), 1)  # nn.Transformer.generate_square_subsequent_mask(6)
+    results = {}
+    for lib, net in ((mg, model), (torch, torch_model)):
+        criterion = lib.nn.CrossEntropyLoss()
+        optimizer = lib.optim.SGD(net.parameters(), lr=5.0)
+        scheduler = lib.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.95)
+        net.train()
+        losses = []
+        for source, targets in data:
+            output = net(lib.tensor(source), lib.tensor(mask))
+            loss = criterion(output.view(-1, 11), lib.tensor(targets).reshape(-1))
+            optimizer.zero_grad()
+            loss.backward()
+            lib.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            optimizer.step()
+            scheduler.step()
+            losses.append(loss.item())
+        results[lib.__name__] = losses
+    np.testing.assert_allclose(results["minigrad"], results["torch"], rtol=1e-10)
+    theirs = torch_model.state_dict()
+    for name, value in mg.nn.utils.torch_state_dict(model).items():
+        np.testing.assert_allclose(value, theirs[name].numpy(), atol=1e-10, err_msg=name)

@@ -737,3 +737,50 @@ def test_conv_transpose2d_initial_bound_and_errors():
         nn.ConvTranspose2d(4, 4, 3, groups=2)
     weight = nn.init.normal_(layer.weight.data, 0.0, 0.02, rng=rng(2))  # PyTorch's `nn.init.normal_(m.weight.data, ...)`
     assert weight is layer.weight.data and abs(weight.std() - 0.02) < 0.005
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_encoder_matches_torch(norm_first, activation, batch_first):
+    """Two layers and a final LayerNorm from PyTorch's weights, with a causal float mask and a key
+    padding mask: outputs and the input's and every weight's gradients, then in evaluation mode."""
+    kw = dict(dim_feedforward=16, dropout=0.0, activation=activation, norm_first=norm_first, batch_first=batch_first)
+    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, **kw), 2, norm=torch.nn.LayerNorm(8), enable_nested_tensor=False).double()
+    mine = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, rng=rng(), **kw), 2, norm=nn.LayerNorm(8))
+    assert sorted(nn.utils.torch_state_dict(mine)) == sorted(theirs.state_dict())
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    x = rng(1).standard_normal((3, 5, 8))  # (N, L, E) with batch_first, else (L, N, E)
+    length, batch = (5, 3) if batch_first else (3, 5)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(length, dtype=torch.float64).numpy()
+    padding = np.zeros((batch, length), dtype=bool)
+    padding[0, -1] = True
+    xs, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = mine(xs, mask=mask, src_key_padding_mask=padding)
+    tout = theirs(xt, mask=torch.tensor(mask), src_key_padding_mask=torch.tensor(padding))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-10)
+    u = rng(2).standard_normal(out.shape)
+    (out * mg.tensor(u)).sum().backward()
+    (tout * torch.tensor(u)).sum().backward()
+    np.testing.assert_allclose(xs.grad.data, xt.grad.numpy(), atol=1e-10)
+    theirs_grads = {name: p.grad.numpy() for name, p in theirs.named_parameters()}
+    for name, p in mine.named_parameters():
+        tgrad = theirs_grads[name.replace("layers.layers.", "layers.")]  # ModuleList's own level
+        linear = name.endswith(("linear1.weight", "linear2.weight", "out_proj.weight"))  # (in, out) here, (out, in) there
+        np.testing.assert_allclose(p.grad.data, tgrad.T if linear else tgrad, atol=1e-10, err_msg=name)
+    mine.eval(), theirs.eval()
+    with torch.no_grad():
+        np.testing.assert_allclose(mine(mg.tensor(x), mask=mask).data, theirs(torch.tensor(x), mask=torch.tensor(mask)).numpy(), atol=1e-10)
+
+
+def test_transformer_encoder_layers_are_copies_sharing_dropouts_generator():
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.5, rng=rng())
+    encoder = nn.TransformerEncoder(layer, 3)
+    weights = [block.linear1.weight for block in encoder.layers]
+    assert len({id(w) for w in weights}) == 3 and all(np.array_equal(w.data, layer.linear1.weight.data) for w in weights)
+    assert len({id(block.dropout.rng) for block in encoder.layers}) == 1, "one stream of masks, not three identical ones"
+    assert len(encoder.parameters()) == 3 * len(layer.parameters())
+    with pytest.raises(ValueError, match="activation must be 'relu', 'gelu' or a function, got 'tanh'"):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")
+    x = mg.tensor(rng(3).standard_normal((4, 2, 8)))
+    assert encoder(x).shape == (4, 2, 8) and not np.allclose(encoder(x).data, encoder(x).data), "dropout draws anew each call"

@@ -1,6 +1,8 @@
-"""`MultiheadAttention`, as PyTorch's: projections, heads and `scaled_dot_product_attention`'s
-arithmetic, built from minigrad's operations (so every derivative comes with them)."""
+"""Attention layers, as PyTorch's: `MultiheadAttention` (projections, heads and
+`scaled_dot_product_attention`'s arithmetic) and the Transformer encoder built on it, from
+minigrad's operations (so every derivative comes with them)."""
 
+import copy
 import math
 
 import numpy as np
@@ -10,7 +12,7 @@ from ..functional import softmax
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .layers import Linear
+from .layers import Dropout, LayerNorm, Linear, ModuleList
 from .module import Module, Parameter
 
 
@@ -89,3 +91,57 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             x = x + self.in_proj_bias[i * E : (i + 1) * E]
         return x.reshape(x.shape[0], x.shape[1], self.num_heads, E // self.num_heads).permute(1, 2, 0, 3)
+
+
+class TransformerEncoderLayer(Module):
+    """One block of a Transformer encoder (Vaswani et al. 2017), as PyTorch's: self-attention,
+    then a two-layer feed-forward network, each inside a residual connection with layer
+    normalisation, after it (the original) or, with `norm_first=True`, before it (pre-norm, as
+    GPT-2). Sub-module names match PyTorch's (`self_attn`, `linear1`, `linear2`, `norm1`, `norm2`),
+    so state dicts load either way."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, rng=None, dtype=np.float64):
+        if isinstance(activation, str) and activation not in ("relu", "gelu"):
+            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a function, got {activation!r}")
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, rng=rng, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, rng=rng, dtype=dtype)
+        self.dropout = Dropout(dropout, rng=rng)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, rng=rng, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
+        self.dropout1, self.dropout2 = Dropout(dropout, rng=rng), Dropout(dropout, rng=rng)
+        self.activation = {"relu": F.relu, "gelu": F.gelu}.get(activation, activation) if isinstance(activation, str) else activation
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._attention(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._feed_forward(self.norm2(x))
+        x = self.norm1(x + self._attention(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._feed_forward(x))
+
+    def _attention(self, x, mask, padding, is_causal):
+        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=is_causal)
+        return self.dropout1(out)
+
+    def _feed_forward(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoder(Module):
+    """`num_layers` copies of `encoder_layer` applied in turn (each with its own weights, copied
+    from the given layer as PyTorch does), then `norm` if given."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        # The copies share the layer's random generators (dropout's): copied, each layer would draw
+        # the same masks as the others. PyTorch's layers share its one generator in the same way.
+        generators = {id(v): v for m in encoder_layer.modules() for v in vars(m).values() if isinstance(v, np.random.Generator)}
+        self.layers = ModuleList([copy.deepcopy(encoder_layer, dict(generators)) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x

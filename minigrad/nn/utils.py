@@ -46,21 +46,23 @@ def clip_grad_value_(params, clip_value):
 
 # --------------------------------------------------------------------------- PyTorch state dicts
 def _owners(model):
-    """(name, owning module, attribute, tensor) for every entry of `model.state_dict()`: its
-    parameters and persistent buffers. The owner of a parameter held in a list or dict is that container."""
+    """(name, PyTorch's prefix, owning module, attribute, tensor) for every entry of
+    `model.state_dict()`: its parameters and persistent buffers. The owner of a parameter held in a
+    list or dict is that container. PyTorch's prefix is the name's path without the `layers` level
+    inside a ModuleList or Sequential (`layers.0.weight` is PyTorch's `0.weight`; a model's own
+    attribute called `layers` stays, as in `layers.0.self_attn...` of a TransformerEncoder)."""
+    from .layers import ModuleList
+
     found = []
     for name, tensor in model._state().items():
         *path, attr = name.split(".")
-        owner = model
+        owner, kept = model, []
         for part in path:
+            if not (isinstance(owner, ModuleList) and part == "layers"):
+                kept.append(part)
             owner = owner[int(part)] if isinstance(owner, (list, tuple)) else owner[part] if isinstance(owner, dict) else getattr(owner, part)
-        found.append((name, owner, attr, tensor))
+        found.append((name, "".join(part + "." for part in kept), owner, attr, tensor))
     return found
-
-
-def _torch_name(name):
-    """minigrad's parameter name as PyTorch spells it: a Sequential's `layers.` level is gone."""
-    return ".".join(part for part in name.split(".") if part != "layers")
 
 
 def _to_torch(module, attr, array):
@@ -106,8 +108,7 @@ def torch_state_dict(model):
     `torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in torch_state_dict(model).items()})`.
     """
     state = {}
-    for name, module, attr, tensor in _owners(model):
-        prefix = _torch_name(name)[: -len(attr)]
+    for _, prefix, module, attr, tensor in _owners(model):
         for suffix, array in _to_torch(module, attr, tensor.data):
             state[prefix + suffix] = np.ascontiguousarray(array).copy()
     return state
@@ -124,8 +125,7 @@ def load_torch_state_dict(model, state, strict=True):
         raise TypeError(f"load_torch_state_dict: expected a PyTorch state dict (torch_model.state_dict()), got {type(state).__name__}")
     state = {k: _numpy(v) for k, v in state.items()}
     converted, used = {}, set()
-    for name, module, attr, tensor in _owners(model):
-        prefix = _torch_name(name)[: -len(attr)]
+    for name, prefix, module, attr, tensor in _owners(model):
         pieces = _to_torch(module, attr, tensor.data)
         if not all(prefix + suffix in state for suffix, _ in pieces):
             continue
