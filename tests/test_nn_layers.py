@@ -624,7 +624,7 @@ def test_multihead_self_attention_unbatched_causal_and_errors():
         mine(mg.tensor(x), mg.zeros(4, 5), mg.tensor(x))
     with pytest.raises(ValueError, match="is_causal=True is a hint"):
         mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), is_causal=True)
-    with pytest.raises(mg.ShapeError, match=r"the mask of shape \(3, 3\) does not broadcast"):
+    with pytest.raises(mg.ShapeError, match=r"MultiheadAttention attn_mask: the mask of shape \(3, 3\) does not broadcast"):
         mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), attn_mask=np.zeros((3, 3), dtype=bool))
 
 

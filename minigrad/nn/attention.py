@@ -3,12 +3,10 @@
 minigrad's operations (so every derivative comes with them)."""
 
 import copy
-import math
 
 import numpy as np
 
 from ..errors import ShapeError
-from ..functional import softmax
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -19,8 +17,9 @@ from .module import Module, Parameter
 class MultiheadAttention(Module):
     """Multi-head attention (Vaswani et al. 2017), as `torch.nn.MultiheadAttention`: queries,
     keys and values projected by `in_proj_weight` (3·E, E; PyTorch's layout and name, so state
-    dicts carry over as they are), split into `num_heads` heads, attended with
-    `scaled_dot_product_attention`, joined and projected by `out_proj`.
+    dicts carry over as they are), split into `num_heads` heads, attended by the arithmetic of
+    `scaled_dot_product_attention` (one shared function, which returns the weights too), joined and
+    projected by `out_proj`.
 
     Inputs are (L, N, E), or (N, L, E) with `batch_first=True`, or unbatched (L, E). `forward`
     returns `(output, weights)`: the attention weights averaged over the heads (N, L, S), or per
@@ -52,17 +51,16 @@ class MultiheadAttention(Module):
         q, k, v = self._sequence_first(query, key, value, unbatched)
         (L, N, E), S, H = q.shape, k.shape[0], self.num_heads
         q, k, v = (self._heads(x, i) for i, x in enumerate((q, k, v)))  # each (N, H, T, E / H)
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(E // H))
+        masks = []  # PyTorch's convention here: True marks a key that may not be attended to
         if attn_mask is not None:
             mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor(np.asarray(attn_mask))
-            scores = F._masked(scores, mask.reshape(N, H, L, S) if mask.ndim == 3 else mask, "MultiheadAttention attn_mask", allowed=False)
+            masks.append((mask.reshape(N, H, L, S) if mask.ndim == 3 else mask, False, "attn_mask"))
         if key_padding_mask is not None:
             padding = key_padding_mask if isinstance(key_padding_mask, Tensor) else Tensor(np.asarray(key_padding_mask))
-            scores = F._masked(scores, padding.reshape(-1, 1, 1, S), "MultiheadAttention key_padding_mask", allowed=False)
-        weights = softmax(scores, dim=-1)
-        if self.training and self.dropout > 0.0:
-            weights = F.dropout(weights, self.dropout, rng=self.rng)
-        out = self.out_proj((weights @ v).permute(2, 0, 1, 3).reshape(L, N, E))  # heads joined: (L, N, E)
+            masks.append((padding.reshape(-1, 1, 1, S), False, "key_padding_mask"))
+        dropout = self.dropout if self.training else 0.0
+        attended, weights = F._attend(q, k, v, masks, "MultiheadAttention", dropout_p=dropout, rng=self.rng)
+        out = self.out_proj(attended.permute(2, 0, 1, 3).reshape(L, N, E))  # heads joined: (L, N, E)
         out = out.squeeze(1) if unbatched else out.transpose(0, 1) if self.batch_first else out
         if not need_weights:
             return out, None

@@ -161,17 +161,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"scaled_dot_product_attention: expects query (..., L, E), key (..., S, E) and value (..., S, Ev); "
             f"got shapes {q.shape}, {k.shape} and {v.shape}"
         )
-    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     if is_causal:
         if attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both")
         attn_mask = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
-    if attn_mask is not None:
-        scores = _masked(scores, attn_mask, "scaled_dot_product_attention", allowed=True)
+    masks = [] if attn_mask is None else [(attn_mask, True, "attn_mask")]
+    return _attend(q, k, v, masks, "scaled_dot_product_attention", scale, dropout_p, rng)[0]
+
+
+def _attend(q, k, v, masks, name, scale=None, dropout_p=0.0, rng=None):
+    """(softmax(q kᵀ · scale + masks) v, the attention weights): the arithmetic that
+    `scaled_dot_product_attention` and `MultiheadAttention` share. `masks` lists (mask, allowed,
+    its argument's name) for `_masked`; `scale` is 1/√E unless given."""
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    for mask, allowed, what in masks:
+        scores = _masked(scores, mask, f"{name} {what}", allowed)
     weights = softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, rng=rng)
-    return weights @ v
+    return weights @ v, weights
 
 
 def _masked(scores, mask, name, allowed):
