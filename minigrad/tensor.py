@@ -251,13 +251,16 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         """The values for numpy (`np.asarray(t)`, matplotlib's `plt.plot(t)`), as PyTorch's: only
-        for a tensor that does not require grad, whose graph the array would silently leave."""
+        for a tensor that does not require grad, whose graph the array would silently leave.
+        `np.array(t)` copies (numpy asks with `copy=True`); `np.asarray(t)` shares the memory."""
         if self.requires_grad:
             raise TypeError(
                 f"numpy cannot take a tensor that requires grad (shape {self.shape}) without leaving its graph: "
                 f"pass t.detach() (or t.detach().numpy())"
             )
-        return self.data if dtype is None else self.data.astype(dtype, copy=False)
+        if dtype is not None:
+            return self.data.astype(dtype, copy=bool(copy))
+        return self.data.copy() if copy else self.data
 
     def __init__(self, data, requires_grad=False, dtype=None):
         if tracing.depth and isinstance(data, Tensor) and data.requires_grad:

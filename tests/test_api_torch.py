@@ -970,6 +970,8 @@ def test_numpy_meets_a_tensor_as_in_pytorch():
     np.testing.assert_allclose(w.data, before - 0.2 * before, err_msg="the update writes into the parameter's array")
     assert w.is_leaf and w.requires_grad and w.node is None
     np.testing.assert_array_equal(np.asarray(w.detach()), w.data)
+    assert np.shares_memory(np.asarray(w.detach()), w.data) and not np.shares_memory(np.array(w.detach()), w.data), "np.array copies"
+    assert np.asarray(w.detach(), dtype=np.float32).dtype == np.float32
     with pytest.raises(TypeError, match=r"numpy cannot take a tensor that requires grad \(shape \(3, 4\)\).*t.detach\(\)"):
         np.asarray(w)
     with pytest.raises(TypeError, match=r"numpy's exp does not take minigrad Tensors.*mg.exp\(t\)"):
