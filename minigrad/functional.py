@@ -186,9 +186,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     if tracing.depth and x.requires_grad:
         _refuse_while_tracing(x, "histogram", "Draw the histogram outside the compiled function.")
     dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-    edges = np.asarray(bins.data if isinstance(bins, Tensor) else bins)
+    bins = np.asarray(bins.data if isinstance(bins, Tensor) else bins)
     weights = None if weight is None else np.asarray(weight.data if isinstance(weight, Tensor) else weight).ravel()
-    hist, edges = np.histogram(x.data.ravel(), bins=edges if edges.ndim else int(edges), range=range, weights=weights, density=density)
+    hist, edges = np.histogram(x.data.ravel(), bins=bins if bins.ndim else int(bins), range=range, weights=weights, density=density)
     return Tensor(hist.astype(dtype)), Tensor(edges.astype(dtype))
 
 

@@ -109,7 +109,7 @@ class TransformerEncoderLayer(Module):
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
         self.dropout1, self.dropout2 = Dropout(dropout, rng=rng), Dropout(dropout, rng=rng)
-        self.activation = {"relu": F.relu, "gelu": F.gelu}.get(activation, activation) if isinstance(activation, str) else activation
+        self.activation = {"relu": F.relu, "gelu": F.gelu}[activation] if isinstance(activation, str) else activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src

@@ -7,6 +7,19 @@ from . import functional as F
 from .module import Module, Parameter
 
 
+def _kernel(layer, name, in_channels, out_channels, kernel_size, fan_channels, bias, rng, dtype):
+    """Give a convolution its weight (in_channels, out_channels, kH, kW) and bias, uniform in
+    ±1/√(fan_channels·kH·kW), PyTorch's default bound (its fan is the input channels for Conv2d,
+    the output channels for ConvTranspose2d), in `dtype`."""
+    rng = default_rng() if rng is None else rng
+    kh, kw = F._pair(f"{name} kernel_size", kernel_size)
+    bound = 1.0 / np.sqrt(fan_channels * kh * kw)
+    layer.weight = Parameter(rng.uniform(-bound, bound, (in_channels, out_channels, kh, kw)))
+    layer.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
+    if np.dtype(dtype) != np.float64:
+        layer.to(dtype)
+
+
 class Conv2d(Module):
     """A 2-D convolution (cross-correlation, as every deep-learning library computes it).
 
@@ -19,14 +32,8 @@ class Conv2d(Module):
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(f"Conv2d: padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {padding_mode!r}")
         self.padding_mode = padding_mode
-        rng = default_rng() if rng is None else rng
-        kh, kw = F._pair("Conv2d kernel_size", kernel_size)
         self.stride, self.padding, self.dilation = F._pair("Conv2d stride", stride), F._pair("Conv2d padding", padding), F._pair("Conv2d dilation", dilation)
-        bound = 1.0 / np.sqrt(in_channels * kh * kw)
-        self.weight = Parameter(rng.uniform(-bound, bound, (in_channels, out_channels, kh, kw)))
-        self.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
-        if np.dtype(dtype) != np.float64:
-            self.to(dtype)
+        _kernel(self, "Conv2d", in_channels, out_channels, kernel_size, in_channels, bias, rng, dtype)
 
     def forward(self, x):
         if self.padding_mode == "zeros":
@@ -49,15 +56,9 @@ class ConvTranspose2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", rng=None, dtype=np.float64):
         if groups != 1 or padding_mode != "zeros":
             raise ValueError(f"ConvTranspose2d: groups={groups} and padding_mode={padding_mode!r} are not supported in minigrad (only 1 and 'zeros')")
-        rng = default_rng() if rng is None else rng
-        kh, kw = F._pair("ConvTranspose2d kernel_size", kernel_size)
         self.stride, self.padding = F._pair("ConvTranspose2d stride", stride), F._pair("ConvTranspose2d padding", padding)
         self.output_padding, self.dilation = F._pair("ConvTranspose2d output_padding", output_padding), F._pair("ConvTranspose2d dilation", dilation)
-        bound = 1.0 / np.sqrt(out_channels * kh * kw)
-        self.weight = Parameter(rng.uniform(-bound, bound, (in_channels, out_channels, kh, kw)))
-        self.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
-        if np.dtype(dtype) != np.float64:
-            self.to(dtype)
+        _kernel(self, "ConvTranspose2d", in_channels, out_channels, kernel_size, out_channels, bias, rng, dtype)
 
     def forward(self, x):
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, 1, self.dilation)

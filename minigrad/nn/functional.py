@@ -244,7 +244,7 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002  (PyTorch's name
         if not before and not after:
             continue
         n = x.shape[axis]
-        limit = {"reflect": n - 1, "circular": n, "replicate": max(before, after) if n else -1}[mode]
+        limit = {"reflect": n - 1, "circular": n, "replicate": math.inf if n else 0}[mode]  # replicate repeats the edge at will
         if max(before, after) > limit:
             raise ValueError(f"pad: mode={mode!r} needs widths of at most {limit} on axis {axis} of a tensor of shape {x.shape}; got ({before}, {after})")
         index = np.pad(np.arange(n), (before, after), mode=_PAD_MODES[mode])
@@ -437,8 +437,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if out == n and scale == 1.0:
             continue
         matrix = Tensor(_interpolation_matrix(n, out, mode, align_corners, scale, x.dtype).T)
-        x = x.transpose(axis, -1) @ matrix if axis != x.ndim - 1 else x @ matrix
-        x = x.transpose(axis, -1) if axis != x.ndim - 1 else x
+        x = (x.swapaxes(axis, -1) @ matrix).swapaxes(axis, -1)
     return x
 
 

@@ -41,8 +41,8 @@ class Tanh(Module):
 
 # `inplace=` (ReLU(True), LeakyReLU(0.2, inplace=True), ...) is taken for PyTorch's signatures and
 # shown as PyTorch shows it; minigrad always returns a new tensor, as the graph keeps the input.
-def _inplace(inplace):
-    return ", inplace=True" if inplace else ""
+def _repr_with_inplace(name, arguments, inplace):
+    return f"{name}({', '.join(arguments + (['inplace=True'] if inplace else []))})"
 
 
 class ReLU(Module):
@@ -53,7 +53,7 @@ class ReLU(Module):
         return x.relu()
 
     def __repr__(self):
-        return f"ReLU({_inplace(self.inplace)[2:]})"
+        return _repr_with_inplace("ReLU", [], self.inplace)
 
 
 class Sigmoid(Module):
@@ -93,7 +93,7 @@ class LeakyReLU(Module):
         return leaky_relu(x, self.negative_slope)
 
     def __repr__(self):
-        return f"LeakyReLU(negative_slope={self.negative_slope}{_inplace(self.inplace)})"
+        return _repr_with_inplace("LeakyReLU", [f"negative_slope={self.negative_slope}"], self.inplace)
 
 
 class ELU(Module):
@@ -104,7 +104,7 @@ class ELU(Module):
         return elu(x, self.alpha)
 
     def __repr__(self):
-        return f"ELU(alpha={self.alpha}{_inplace(self.inplace)})"
+        return _repr_with_inplace("ELU", [f"alpha={self.alpha}"], self.inplace)
 
 
 class SiLU(Module):
@@ -115,7 +115,7 @@ class SiLU(Module):
         return silu(x)
 
     def __repr__(self):
-        return f"SiLU({_inplace(self.inplace)[2:]})"
+        return _repr_with_inplace("SiLU", [], self.inplace)
 
 
 class Softplus(Module):
