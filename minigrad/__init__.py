@@ -112,7 +112,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes
 from .serialization import load, save
-from .tensor import Node, Tensor, TracerError
+from .tensor import Node, Tensor, TracerError, _is_cpu
 from .transforms import GradcheckError, grad, gradcheck, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
@@ -121,6 +121,14 @@ __version__ = "0.1.0"
 float16, float32, float64, int32, int64, bool = _np.float16, _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_  # noqa: A001
 # ...and PyTorch's short names: `dtype=torch.float` is float32 there (Python's float is float64).
 half, float, double, int, long = float16, float32, float64, int32, int64  # noqa: A001
+
+
+def device(type):  # noqa: A002  (torch.device's argument)
+    """`torch.device` for a ported script's `DEVICE = torch.device("cuda" if torch.cuda.is_available()
+    else "cpu")`: the CPU, minigrad's only device, as "cpu" (what `x.device` is); any other is an error."""
+    if not isinstance(type, str) or not _is_cpu(type, "device"):
+        raise TypeError(f"device: expected a device name such as 'cpu', got {type!r}")
+    return "cpu"
 
 
 class cuda:  # noqa: N801  (torch.cuda's name)

@@ -812,6 +812,22 @@ class Tensor:
         """A float64 copy (minigrad's default float; in the graph)."""
         return self.astype(np.float64)
 
+    def long(self):
+        """An int64 copy (PyTorch's `.long()`, for indices and labels)."""
+        return self.astype(np.int64)
+
+    def int(self):
+        """An int32 copy (PyTorch's `.int()`)."""
+        return self.astype(np.int32)
+
+    def bool(self):
+        """A bool copy (PyTorch's `.bool()`: nonzero is True)."""
+        return self.astype(np.bool_)
+
+    def type_as(self, other):
+        """A copy in `other`'s dtype (a tensor or an array), PyTorch's `.type_as`."""
+        return self.astype(other.dtype)
+
     # PyTorch's method forms of the operators and of minigrad's functions, so that code written for
     # torch.Tensor runs as it is.
     def pow(self, exponent):

@@ -1174,3 +1174,162 @@ def test_the_transformer_tutorials_model_trains_as_written_and_agrees_with_torch
     theirs = torch_model.state_dict()
     for name, value in mg.nn.utils.torch_state_dict(model).items():
         np.testing.assert_allclose(value, theirs[name].numpy(), atol=1e-10, err_msg=name)
+
+
+def _translation_tutorial(torch, nn, PAD_IDX=1, EOS_IDX=3):
+    """PyTorch's tutorial "Language Translation with nn.Transformer and torchtext": its model, masks,
+    training step and greedy decoder as written, but for `x.size(0)` written `x.shape[0]` (a
+    tensor's `size` is numpy's element count here) and `super().__init__()` for
+    `super(Class, self).__init__()`. Returns (Seq2SeqTransformer, create_mask, train_step,
+    greedy_decode)."""
+    import math
+
+    Transformer = nn.Transformer
+    DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, emb_size, dropout, maxlen=5000):
+            super().__init__()
+            den = torch.exp(-torch.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+            pos = torch.arange(0, maxlen).reshape(maxlen, 1)
+            pos_embedding = torch.zeros((maxlen, emb_size))
+            pos_embedding[:, 0::2] = torch.sin(pos * den)
+            pos_embedding[:, 1::2] = torch.cos(pos * den)
+            pos_embedding = pos_embedding.unsqueeze(-2)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer("pos_embedding", pos_embedding)
+
+        def forward(self, token_embedding):
+            return self.dropout(token_embedding + self.pos_embedding[: token_embedding.shape[0], :])
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, vocab_size, emb_size):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, emb_size)
+            self.emb_size = emb_size
+
+        def forward(self, tokens):
+            return self.embedding(tokens.long()) * math.sqrt(self.emb_size)
+
+    class Seq2SeqTransformer(nn.Module):
+        def __init__(self, num_encoder_layers, num_decoder_layers, emb_size, nhead, src_vocab_size, tgt_vocab_size, dim_feedforward=512, dropout=0.1):
+            super().__init__()
+            self.transformer = Transformer(d_model=emb_size, nhead=nhead, num_encoder_layers=num_encoder_layers, num_decoder_layers=num_decoder_layers, dim_feedforward=dim_feedforward, dropout=dropout)
+            self.generator = nn.Linear(emb_size, tgt_vocab_size)
+            self.src_tok_emb = TokenEmbedding(src_vocab_size, emb_size)
+            self.tgt_tok_emb = TokenEmbedding(tgt_vocab_size, emb_size)
+            self.positional_encoding = PositionalEncoding(emb_size, dropout=dropout)
+
+        def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, memory_key_padding_mask):
+            src_emb = self.positional_encoding(self.src_tok_emb(src))
+            tgt_emb = self.positional_encoding(self.tgt_tok_emb(trg))
+            outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None, src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+            return self.generator(outs)
+
+        def encode(self, src, src_mask):
+            return self.transformer.encoder(self.positional_encoding(self.src_tok_emb(src)), src_mask)
+
+        def decode(self, tgt, memory, tgt_mask):
+            return self.transformer.decoder(self.positional_encoding(self.tgt_tok_emb(tgt)), memory, tgt_mask)
+
+    def generate_square_subsequent_mask(sz):
+        mask = (torch.triu(torch.ones((sz, sz), device=DEVICE)) == 1).transpose(0, 1)
+        mask = mask.float().masked_fill(mask == 0, float("-inf")).masked_fill(mask == 1, float(0.0))
+        return mask
+
+    def create_mask(src, tgt):
+        src_seq_len = src.shape[0]
+        tgt_seq_len = tgt.shape[0]
+        tgt_mask = generate_square_subsequent_mask(tgt_seq_len)
+        src_mask = torch.zeros((src_seq_len, src_seq_len), device=DEVICE).type(torch.bool)
+        src_padding_mask = (src == PAD_IDX).transpose(0, 1)
+        tgt_padding_mask = (tgt == PAD_IDX).transpose(0, 1)
+        return src_mask, tgt_mask, src_padding_mask, tgt_padding_mask
+
+    def train_step(model, optimizer, loss_fn, src, tgt):  # the body of the tutorial's `train_epoch` loop
+        src = src.to(DEVICE)
+        tgt = tgt.to(DEVICE)
+        tgt_input = tgt[:-1, :]
+        src_mask, tgt_mask, src_padding_mask, tgt_padding_mask = create_mask(src, tgt_input)
+        logits = model(src, tgt_input, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, src_padding_mask)
+        optimizer.zero_grad()
+        tgt_out = tgt[1:, :]
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def greedy_decode(model, src, src_mask, max_len, start_symbol):
+        src = src.to(DEVICE)
+        src_mask = src_mask.to(DEVICE)
+        memory = model.encode(src, src_mask)
+        ys = torch.ones(1, 1).fill_(start_symbol).type(torch.long).to(DEVICE)
+        for i in range(max_len - 1):
+            memory = memory.to(DEVICE)
+            tgt_mask = (generate_square_subsequent_mask(ys.shape[0]).type(torch.bool)).to(DEVICE)
+            out = model.decode(ys, memory, tgt_mask)
+            out = out.transpose(0, 1)
+            prob = model.generator(out[:, -1])
+            _, next_word = torch.max(prob, dim=1)
+            next_word = next_word.item()
+            ys = torch.cat([ys, torch.ones(1, 1).type_as(src.data).fill_(next_word)], dim=0)
+            if next_word == EOS_IDX:
+                break
+        return ys
+
+    return Seq2SeqTransformer, create_mask, train_step, greedy_decode
+
+
+def test_the_translation_tutorials_transformer_trains_and_decodes_as_written_and_agrees_with_torch():
+    """nn.Transformer end to end, as the tutorial uses it: its Seq2SeqTransformer (two encoder and
+    two decoder layers) from the same weights, three Adam steps on padded token batches (the
+    tutorial's masks, CrossEntropyLoss(ignore_index=PAD_IDX), betas (0.9, 0.98)), then the greedy
+    decoder on a sentence: every loss, the weights and the decoded tokens."""
+    vocab, PAD_IDX, BOS_IDX, EOS_IDX = 13, 1, 2, 3
+    batches = []
+    for _ in range(3):
+        src, tgt = RNG.integers(4, vocab, (7, 4)), RNG.integers(4, vocab, (6, 4))
+        src[0], tgt[0] = BOS_IDX, BOS_IDX
+        src[5, 1], src[6, 1:3], tgt[4:, 2] = EOS_IDX, PAD_IDX, PAD_IDX  # sentences of different lengths, padded
+        batches.append((src, tgt))
+    tutorials = {lib.__name__: _translation_tutorial(lib, lib.nn, PAD_IDX, EOS_IDX) for lib in (torch, mg)}
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        models = {name: tutorial[0](2, 2, 8, 2, vocab, vocab, dim_feedforward=16, dropout=0.0) for name, tutorial in tutorials.items()}
+    finally:
+        torch.set_default_dtype(previous)
+    mg.nn.utils.load_torch_state_dict(models["minigrad"], models["torch"].state_dict())
+    results = {}
+    for lib in (torch, mg):
+        model, (_, _, train_step, greedy_decode) = models[lib.__name__], tutorials[lib.__name__]
+        loss_fn = lib.nn.CrossEntropyLoss(ignore_index=PAD_IDX)
+        optimizer = lib.optim.Adam(model.parameters(), lr=0.01, betas=(0.9, 0.98), eps=1e-9)
+        model.train()
+        losses = [train_step(model, optimizer, loss_fn, lib.tensor(src), lib.tensor(tgt)) for src, tgt in batches]
+        model.eval()
+        src = lib.tensor(batches[0][0][:, :1])  # one sentence, (length, 1)
+        decoded = greedy_decode(model, src, lib.zeros((7, 7)).type(lib.bool), max_len=9, start_symbol=BOS_IDX)
+        results[lib.__name__] = (losses, np.asarray(decoded.numpy()).ravel().tolist())
+    np.testing.assert_allclose(results["minigrad"][0], results["torch"][0], rtol=1e-10)
+    assert results["minigrad"][1] == results["torch"][1] and len(results["torch"][1]) > 2
+    theirs = models["torch"].state_dict()
+    # 1e-9: the keys' share of in_proj_bias has gradient zero in exact arithmetic (softmax ignores a shift
+    # common to a query's scores), and Adam's eps of 1e-9 turns that gradient's rounding (~1e-17) into steps of ~1e-10.
+    for name, value in mg.nn.utils.torch_state_dict(models["minigrad"]).items():
+        np.testing.assert_allclose(value, theirs[name].numpy(), atol=1e-9, err_msg=name)
+
+
+def test_dtype_conversion_methods_and_device_match_torch():
+    x = np.array([[-1.5, 0.0], [2.7, 3.0]])
+    t, tt = mg.tensor(x), torch.tensor(x)
+    for method in ("float", "double", "long", "int", "bool"):
+        ours, theirs = getattr(t, method)(), getattr(tt, method)()
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), method
+        np.testing.assert_array_equal(ours.data, theirs.numpy(), err_msg=method)
+    assert t.type_as(mg.tensor([1])).dtype == np.int64 and t.long().type_as(t.data).dtype == np.float64
+    assert mg.device("cpu") == t.device == "cpu" and mg.zeros(2, device=mg.device("cpu")).shape == (2,)
+    with pytest.raises(mg.MinigradError, match="device 'cuda': minigrad's tensors live in host memory"):
+        mg.device("cuda")
+    with pytest.raises(TypeError, match="expected a device name such as 'cpu', got 'float32'"):
+        mg.device("float32")

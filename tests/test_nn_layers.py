@@ -618,14 +618,52 @@ def test_multihead_self_attention_unbatched_causal_and_errors():
     assert np.abs(fresh.in_proj_weight.data).max() <= bound and (fresh.in_proj_bias.data == 0).all() and (fresh.out_proj.bias.data == 0).all()
     with pytest.raises(ValueError, match="embed_dim 6 must be divisible by num_heads 4"):
         nn.MultiheadAttention(6, 4)
-    with pytest.raises(ValueError, match="add_bias_kv, add_zero_attn and key or value sizes"):
-        nn.MultiheadAttention(6, 3, kdim=4)
-    with pytest.raises(mg.ShapeError, match=r"key of shape \(4, 5\) does not fit: expected \(L, N, E\).*embed_dim = 6"):
+    with pytest.raises(mg.ShapeError, match=r"value of shape \(4, 6\) does not fit: expected \(L, N, E\).*last axis is vdim = 2"):
+        nn.MultiheadAttention(6, 3, vdim=2)(mg.tensor(x), mg.tensor(x), mg.tensor(x))
+    with pytest.raises(mg.ShapeError, match=r"key of shape \(4, 5\) does not fit: expected \(L, N, E\).*last axis is kdim = 6"):
         mine(mg.tensor(x), mg.zeros(4, 5), mg.tensor(x))
     with pytest.raises(ValueError, match="is_causal=True is a hint"):
         mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), is_causal=True)
     with pytest.raises(mg.ShapeError, match=r"MultiheadAttention attn_mask: the mask of shape \(3, 3\) does not broadcast"):
         mine(mg.tensor(x), mg.tensor(x), mg.tensor(x), attn_mask=np.zeros((3, 3), dtype=bool))
+
+
+MULTIHEAD_OPTIONS = {
+    "kdim and vdim": {"kdim": 5, "vdim": 3},
+    "bias_kv": {"add_bias_kv": True},
+    "zero_attn": {"add_zero_attn": True},
+    "all three": {"kdim": 5, "vdim": 3, "add_bias_kv": True, "add_zero_attn": True},
+}
+
+
+@pytest.mark.parametrize("masks", ["bool", "float per head"])
+@pytest.mark.parametrize("options", MULTIHEAD_OPTIONS.values(), ids=MULTIHEAD_OPTIONS.keys())
+def test_multihead_attention_options_match_torch(options, masks):
+    """Keys and values of their own sizes (separate q/k/v projection weights), the learnt bias key
+    and value, the zero key and value, with each kind of mask (widened for the appended keys):
+    outputs, per-head weights and the gradients of the inputs and of every parameter."""
+    theirs = torch.nn.MultiheadAttention(8, 2, **options).double()
+    mine = nn.MultiheadAttention(8, 2, rng=rng(), **options)
+    assert sorted(nn.utils.torch_state_dict(mine)) == sorted(theirs.state_dict())
+    assert (mine.in_proj_weight is None) == (theirs.in_proj_weight is None) and (mine.bias_k is None) == (theirs.bias_k is None)
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    arrays = [rng(1).standard_normal((4, 3, 8)), rng(2).standard_normal((5, 3, options.get("kdim", 8))), rng(3).standard_normal((5, 3, options.get("vdim", 8)))]
+    padding = np.zeros((3, 5), dtype=bool)
+    padding[1, [0, 3]] = True
+    kw = {"key_padding_mask": padding, "attn_mask": np.triu(np.ones((4, 5), dtype=bool), k=2)} if masks == "bool" else {"attn_mask": rng(4).standard_normal((3 * 2, 4, 5))}
+    xs, ts = [mg.tensor(a, requires_grad=True) for a in arrays], [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, weights = mine(*xs, average_attn_weights=False, **kw)
+    tout, tweights = theirs(*ts, average_attn_weights=False, **{k: torch.tensor(v) for k, v in kw.items()})
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(weights.data, tweights.detach().numpy(), atol=1e-12)
+    u = rng(5).standard_normal(out.shape)
+    ((out * mg.tensor(u)).sum() + (weights * weights).sum()).backward()
+    ((tout * torch.tensor(u)).sum() + (tweights * tweights).sum()).backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.data, t.grad.numpy(), atol=1e-12)
+    tgrads = {name: p.grad.numpy() for name, p in theirs.named_parameters()}
+    for name, p in mine.named_parameters():
+        np.testing.assert_allclose(p.grad.data, tgrads[name].T if name == "out_proj.weight" else tgrads[name], atol=1e-12, err_msg=name)
 
 
 @pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"attn_mask": "bool"}, {"attn_mask": "float"}, {"scale": 0.3}], ids=["plain", "causal", "bool mask", "float mask", "scale"])
@@ -784,3 +822,68 @@ def test_transformer_encoder_layers_are_copies_sharing_dropouts_generator():
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
     x = mg.tensor(rng(3).standard_normal((4, 2, 8)))
     assert encoder(x).shape == (4, 2, 8) and not np.allclose(encoder(x).data, encoder(x).data), "dropout draws anew each call"
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_matches_torch(norm_first, batch_first):
+    """nn.Transformer (two encoder and two decoder layers, each stack's final LayerNorm) from
+    PyTorch's weights, with the target's causal mask, a float memory mask and padding in source,
+    target and memory: outputs and the gradients of source, target and every weight."""
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=16, dropout=0.0, norm_first=norm_first, batch_first=batch_first)
+    theirs = torch.nn.Transformer(**kw).double()
+    mine = nn.Transformer(rng=rng(), **kw)
+    assert sorted(nn.utils.torch_state_dict(mine)) == sorted(theirs.state_dict())
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    (S, T, N) = (5, 4, 3)
+    layout = (lambda t: (N, t, 8)) if batch_first else (lambda t: (t, N, 8))
+    src, tgt = rng(1).standard_normal(layout(S)), rng(2).standard_normal(layout(T))
+    src_padding, tgt_padding = np.zeros((N, S), dtype=bool), np.zeros((N, T), dtype=bool)
+    src_padding[0, -2:], tgt_padding[2, -1] = True, True
+    masks = {
+        "tgt_mask": nn.Transformer.generate_square_subsequent_mask(T).data,
+        "memory_mask": rng(3).standard_normal((T, S)),
+        "src_key_padding_mask": src_padding,
+        "tgt_key_padding_mask": tgt_padding,
+        "memory_key_padding_mask": src_padding,
+    }
+    xs, ts = [mg.tensor(a, requires_grad=True) for a in (src, tgt)], [torch.tensor(a, requires_grad=True) for a in (src, tgt)]
+    out = mine(*xs, **masks)
+    tout = theirs(*ts, **{k: torch.tensor(v) for k, v in masks.items()})
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-10)
+    u = rng(4).standard_normal(out.shape)
+    (out * mg.tensor(u)).sum().backward()
+    (tout * torch.tensor(u)).sum().backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.data, t.grad.numpy(), atol=1e-10)
+    tgrads = {name: p.grad.numpy() for name, p in theirs.named_parameters()}
+    for name, p in mine.named_parameters():
+        tgrad = tgrads[name.replace("layers.layers.", "layers.")]  # ModuleList's own level
+        linear = name.endswith(("linear1.weight", "linear2.weight", "out_proj.weight"))  # (in, out) here, (out, in) there
+        np.testing.assert_allclose(p.grad.data, tgrad.T if linear else tgrad, atol=1e-10, err_msg=name)
+
+
+def test_transformer_mask_initialisation_custom_parts_and_errors():
+    mask = nn.Transformer.generate_square_subsequent_mask(4)
+    np.testing.assert_array_equal(mask.data, torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64).numpy())
+    assert nn.Transformer.generate_square_subsequent_mask(3, device="cpu", dtype=mg.float32).dtype == np.float32
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=3, dim_feedforward=16, rng=rng())
+    assert len(model.encoder.layers) == 1 and len(model.decoder.layers) == 3
+    for name, p in model.named_parameters():  # every matrix redrawn by Xavier's rule, as PyTorch's _reset_parameters
+        if p.ndim > 1:
+            assert np.abs(p.data).max() <= np.sqrt(6.0 / sum(p.shape)), name
+    shared = model.decoder.layers[0].linear1.weight.data
+    assert not np.array_equal(shared, model.decoder.layers[1].linear1.weight.data), "each layer drawn anew, not a copy"
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, rng=rng()), 1)
+    custom = nn.Transformer(d_model=8, nhead=2, dim_feedforward=16, custom_encoder=encoder, rng=rng())
+    assert custom.encoder is encoder and custom.encoder.norm is None and len(custom.decoder.layers) == 6
+    x = mg.zeros(5, 2, 8)
+    assert model(x, mg.zeros(3, 2, 8)).shape == (3, 2, 8)
+    with pytest.raises(mg.ShapeError, match=r"the batch number of src and tgt must be equal: src \(5, 2, 8\), tgt \(3, 4, 8\) \(\(S, N, E\)\)"):
+        model(x, mg.zeros(3, 4, 8))
+    with pytest.raises(mg.ShapeError, match=r"feature number of src and tgt must be equal to d_model = 8"):
+        model(x, mg.zeros(3, 2, 6))
+    with pytest.raises(ValueError, match="TransformerDecoderLayer: activation must be 'relu', 'gelu' or a function"):
+        nn.TransformerDecoderLayer(8, 2, activation="tanh")
+    with pytest.raises(mg.MinigradError, match="device 'cuda'"):
+        nn.Transformer.generate_square_subsequent_mask(3, device="cuda")

@@ -1,7 +1,7 @@
 """Neural-network building blocks, built only from minigrad's public tensor API."""
 
 from . import functional, init, utils
-from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .attention import MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d, Upsample
 from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
 from .losses import (
