@@ -1333,3 +1333,82 @@ def test_dtype_conversion_methods_and_device_match_torch():
         mg.device("cuda")
     with pytest.raises(TypeError, match="expected a device name such as 'cpu', got 'float32'"):
         mg.device("float32")
+
+
+def _lstm_tagger_tutorial(torch, nn, F, optim, epochs=300):
+    """PyTorch's tutorial "Sequence Models and Long Short-Term Memory Networks": its LSTMTagger,
+    data and training loop as written (`super().__init__()` for `super(LSTMTagger, self).__init__()`).
+    Returns the tag scores of the first sentence before and after training."""
+    class LSTMTagger(nn.Module):
+        def __init__(self, embedding_dim, hidden_dim, vocab_size, tagset_size):
+            super().__init__()
+            self.hidden_dim = hidden_dim
+            self.word_embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.lstm = nn.LSTM(embedding_dim, hidden_dim)
+            self.hidden2tag = nn.Linear(hidden_dim, tagset_size)
+
+        def forward(self, sentence):
+            embeds = self.word_embeddings(sentence)
+            lstm_out, _ = self.lstm(embeds.view(len(sentence), 1, -1))
+            tag_space = self.hidden2tag(lstm_out.view(len(sentence), -1))
+            tag_scores = F.log_softmax(tag_space, dim=1)
+            return tag_scores
+
+    training_data = [
+        ("The dog ate the apple".split(), ["DET", "NN", "V", "DET", "NN"]),
+        ("Everybody read that book".split(), ["NN", "V", "DET", "NN"]),
+    ]
+    word_to_ix = {}
+    for sent, tags in training_data:
+        for word in sent:
+            if word not in word_to_ix:
+                word_to_ix[word] = len(word_to_ix)
+    tag_to_ix = {"DET": 0, "NN": 1, "V": 2}
+    EMBEDDING_DIM = 6
+    HIDDEN_DIM = 6
+
+    def prepare_sequence(seq, to_ix):
+        idxs = [to_ix[w] for w in seq]
+        return torch.tensor(idxs, dtype=torch.long)
+
+    model = LSTMTagger(EMBEDDING_DIM, HIDDEN_DIM, len(word_to_ix), len(tag_to_ix))
+    return model, lambda: _train_lstm_tagger(torch, nn, optim, model, training_data, word_to_ix, tag_to_ix, prepare_sequence, epochs)
+
+
+def _train_lstm_tagger(torch, nn, optim, model, training_data, word_to_ix, tag_to_ix, prepare_sequence, epochs):
+    loss_function = nn.NLLLoss()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    with torch.no_grad():
+        inputs = prepare_sequence(training_data[0][0], word_to_ix)
+        before = model(inputs)
+    for epoch in range(epochs):
+        for sentence, tags in training_data:
+            model.zero_grad()
+            sentence_in = prepare_sequence(sentence, word_to_ix)
+            targets = prepare_sequence(tags, tag_to_ix)
+            tag_scores = model(sentence_in)
+            loss = loss_function(tag_scores, targets)
+            loss.backward()
+            optimizer.step()
+    with torch.no_grad():
+        inputs = prepare_sequence(training_data[0][0], word_to_ix)
+        after = model(inputs)
+    return before, after
+
+
+def test_the_lstm_tutorials_tagger_trains_as_written_and_agrees_with_torch():
+    """nn.LSTM as the tutorial uses it (a (length, 1, features) view, `_` for the final state),
+    300 epochs of SGD from the same weights: the tag scores before and after agree, and the trained
+    tagger tags "The dog ate the apple" DET NN V DET NN, as the tutorial shows."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        torch_model, torch_train = _lstm_tagger_tutorial(torch, torch.nn, TF, torch.optim)
+    finally:
+        torch.set_default_dtype(previous)
+    model, train = _lstm_tagger_tutorial(mg, mg.nn, F, mg.optim)
+    mg.nn.utils.load_torch_state_dict(model, torch_model.state_dict())
+    (before, after), (tbefore, tafter) = train(), torch_train()
+    np.testing.assert_allclose(before.data, tbefore.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(after.data, tafter.numpy(), rtol=1e-8, atol=1e-10)
+    assert after.data.argmax(axis=1).tolist() == [0, 1, 2, 0, 1]

@@ -143,9 +143,81 @@ def test_conv2d_matches_torch_to_second_order(case):
     np.testing.assert_allclose(conv(mg.tensor(x)).data, tconv(torch.tensor(x)).detach().numpy(), atol=1e-12)
 
 
+GROUPED_CONVS = [  # (layer, in, out, kernel, options, input shape): the 1-d layers, groups, 'same' and 'valid', unbatched input
+    ("Conv1d", 2, 3, 3, {}, (2, 2, 7)),
+    ("Conv1d", 4, 6, 3, {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}, (2, 4, 9)),
+    ("Conv1d", 3, 3, 4, {"padding": "same"}, (2, 3, 6)),  # an even kernel: the extra zero goes after
+    ("Conv1d", 2, 4, 3, {"padding": "valid", "bias": False}, (2, 5)),  # unbatched (C, L)
+    ("Conv2d", 4, 6, 3, {"padding": 1, "groups": 2}, (2, 4, 5, 5)),
+    ("Conv2d", 3, 6, (2, 3), {"stride": (2, 1), "groups": 3}, (2, 3, 6, 5)),  # depthwise, two filters a channel
+    ("Conv2d", 2, 2, (2, 4), {"padding": "same", "dilation": (1, 2)}, (1, 2, 5, 6)),
+    ("Conv2d", 4, 2, 3, {"groups": 2, "padding": 1, "padding_mode": "reflect"}, (4, 5, 4)),  # unbatched (C, H, W)
+    ("ConvTranspose1d", 2, 3, 4, {"stride": 2, "padding": 1}, (2, 2, 5)),
+    ("ConvTranspose1d", 4, 6, 3, {"stride": 3, "padding": 2, "output_padding": 1, "groups": 2}, (4, 4)),  # unbatched
+    ("ConvTranspose2d", 4, 6, 3, {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}, (2, 4, 3, 4)),
+    ("ConvTranspose2d", 3, 3, (2, 3), {"dilation": 2, "groups": 3, "bias": False}, (3, 4, 4)),  # unbatched
+]
+
+
+@pytest.mark.parametrize("case", GROUPED_CONVS, ids=[f"{c[0]}-{c[4]}" for c in GROUPED_CONVS])
+def test_convolution_layers_match_torch_to_second_order(case):
+    """Each layer from PyTorch's weights (the state-dict converter swaps a convolution's first two
+    axes, groups or not): its repr, output and the gradients of input and parameters; and the
+    function beneath it (a padding mode's pad, then the convolution) to second order in input,
+    weight and bias together."""
+    name, c_in, c_out, k, options, shape = case
+    theirs = getattr(torch.nn, name)(c_in, c_out, k, **options).double()
+    mine = getattr(nn, name)(c_in, c_out, k, rng=rng(), **options)
+    assert repr(mine) == repr(theirs)
+    assert sorted(nn.utils.torch_state_dict(mine)) == sorted(theirs.state_dict())
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    transposed = name.startswith("ConvTranspose")
+    tweight = theirs.weight.detach().numpy()
+    np.testing.assert_array_equal(mine.weight.data, tweight if transposed else tweight.swapaxes(0, 1))
+    x = rng(1).standard_normal(shape)
+    xs, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = mine(xs), theirs(xt)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    u = rng(2).standard_normal(out.shape)
+    (out * mg.tensor(u)).sum().backward()
+    (tout * torch.tensor(u)).sum().backward()
+    np.testing.assert_allclose(xs.grad.data, xt.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(mine.weight.grad.data, theirs.weight.grad.numpy() if transposed else theirs.weight.grad.numpy().swapaxes(0, 1), atol=1e-12)
+    if mine.bias is not None:
+        np.testing.assert_allclose(mine.bias.grad.data, theirs.bias.grad.numpy(), atol=1e-12)
+    kw = {key: value for key, value in options.items() if key not in ("bias", "padding_mode")}
+    mode = options.get("padding_mode")
+    if mode:  # the layer pads first, then convolves without padding
+        widths, kw = [kw["padding"]] * (2 * len(shape[1:]) - 2), {**kw, "padding": 0}
+    fn, tfn = getattr(F, name.lower().replace("convtranspose", "conv_transpose")), getattr(torch.nn.functional, name.lower().replace("convtranspose", "conv_transpose"))
+    _compare(
+        lambda x, w, *b: fn(F.pad(x, widths, mode=mode) if mode else x, w, *b, **kw),
+        lambda x, w, *b: tfn(torch.nn.functional.pad(x, widths, mode=mode) if mode else x, w if transposed else w.transpose(0, 1), *b, **kw),
+        [x, mine.weight.data] + ([mine.bias.data] if mine.bias is not None else []),
+        second=True,
+    )
+
+
 def test_conv2d_initial_bound_and_errors():
     conv = nn.Conv2d(3, 4, 5, rng=rng())
     assert conv.weight.shape == (3, 4, 5, 5) and np.abs(conv.weight.data).max() <= 1 / np.sqrt(75)
+    grouped = nn.Conv2d(6, 4, 3, groups=2, rng=rng())  # PyTorch's fan: in_channels / groups · kH · kW
+    assert grouped.weight.shape == (3, 4, 3, 3) and np.abs(grouped.weight.data).max() <= 1 / np.sqrt(27) and np.abs(grouped.weight.data).max() > 1 / np.sqrt(54)
+    for layer, match in [
+        (lambda: nn.Conv2d(6, 4, 3, groups=4), r"Conv2d: groups=4 must be a positive int that divides the in_channels \(6\)"),
+        (lambda: nn.Conv1d(4, 6, 3, groups=4), r"Conv1d: groups=4 must be a positive int that divides the out_channels \(6\)"),
+        (lambda: nn.Conv1d(4, 6, 3, padding="full"), r"padding must be an int, a tuple of ints, 'valid' or 'same', got 'full'"),
+        (lambda: nn.Conv2d(4, 6, 3, stride=2, padding="same"), r"padding='same' is not supported for strided convolutions \(stride \(2, 2\)\)"),
+        (lambda: nn.Conv1d(4, 6, (3, 3)), r"Conv1d kernel_size: expected an int or a tuple of one int, got \(3, 3\)"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            layer()
+    with pytest.raises(mg.ShapeError, match=r"conv2d: input of shape \(2, 4, 8, 8\) must be \(batch, 6, height, width\) for weight of shape \(3, 4, 3, 3\) with groups=2"):
+        grouped(mg.zeros(2, 4, 8, 8))
+    with pytest.raises(mg.ShapeError, match=r"conv1d: expects input \(batch, channels, length\) and weight .* got shapes \(2, 3, 4, 5\) and \(3, 2, 3\)"):
+        nn.Conv1d(3, 2, 3)(mg.zeros(2, 3, 4, 5))
+    with pytest.raises(mg.ShapeError, match=r"max_pool1d: input must be \(batch, channels, length\) or \(channels, length\), got shape \(5,\)"):
+        F.max_pool1d(mg.zeros(5), 2)
     with pytest.raises(mg.ShapeError, match=r"conv2d.*\(2, 2, 8, 8\).*\(batch, 3.*\(3, 4, 5, 5\)"):
         conv(mg.tensor(np.zeros((2, 2, 8, 8))))
     with pytest.raises(mg.ShapeError, match="larger than"):
@@ -159,6 +231,18 @@ def test_pooling_matches_torch(kind, kernel, stride, padding):
     mine = (nn.MaxPool2d if kind == "max" else nn.AvgPool2d)(kernel, stride, padding)
     theirs = (torch.nn.MaxPool2d if kind == "max" else torch.nn.AvgPool2d)(kernel, stride, padding)
     _compare(mine, theirs, [x], second=True)
+    _compare(mine, theirs, [x[0]])  # one unbatched image (C, H, W)
+    assert repr(mine) == repr(theirs)
+
+
+@pytest.mark.parametrize("kind", ["Max", "Avg"])
+@pytest.mark.parametrize("kernel, stride, padding, shape", [(2, None, 0, (2, 3, 7)), (3, 2, 1, (2, 3, 8)), (4, 1, 2, (3, 6))], ids=["plain", "strided", "unbatched"])
+def test_1d_pooling_matches_torch(kind, kernel, stride, padding, shape):
+    mine, theirs = getattr(nn, f"{kind}Pool1d")(kernel, stride, padding), getattr(torch.nn, f"{kind}Pool1d")(kernel, stride, padding)
+    _compare(mine, theirs, [rng().standard_normal(shape)], second=True)
+    assert repr(mine) == repr(theirs)
+    if kind == "Max":
+        _compare(lambda x: F.max_pool1d(x, 2, dilation=2), lambda x: torch.nn.functional.max_pool1d(x, 2, dilation=2), [rng(1).standard_normal(shape)])
 
 
 @pytest.mark.parametrize("shape, output_size", [
@@ -559,7 +643,7 @@ def test_pad_mode_errors_and_conv2d_padding_mode():
         tconv = torch.nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode).double()
         nn.utils.load_torch_state_dict(conv, tconv.state_dict())
         _compare(conv, tconv, [rng(1).standard_normal((2, 2, 5, 6))])
-        assert f"padding_mode='{mode}'" in repr(conv)
+        assert repr(conv) == repr(tconv)
     with pytest.raises(ValueError, match="padding_mode must be"):
         nn.Conv2d(2, 3, 3, padding_mode="same")
 
@@ -709,6 +793,10 @@ INTERPOLATIONS = [
     ((2, 3, 4, 5), dict(scale_factor=2, mode="nearest")),
     ((2, 3, 4, 5), dict(size=(2, 3), mode="area")),
     ((1, 2, 3, 4, 5), dict(size=(4, 5, 6), mode="trilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="bicubic")),
+    ((2, 3, 4, 5), dict(size=(9, 3), mode="bicubic")),  # up one axis, down the other: neighbours past both edges
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 2.5), mode="bicubic", align_corners=True)),
+    ((2, 3, 1, 5), dict(size=(3, 7), mode="bicubic")),  # a height of one: every neighbour is the one row
 ]
 
 
@@ -726,10 +814,12 @@ def test_upsample_and_interpolate_errors():
         F.interpolate(mg.zeros(2, 3), size=4, mode="bilinear")
     with pytest.raises(ValueError, match="give exactly one of size and scale_factor"):
         F.interpolate(mg.tensor(x), size=4, scale_factor=2)
-    with pytest.raises(ValueError, match="align_corners is for the linear modes"):
+    with pytest.raises(ValueError, match="align_corners is for the linear and cubic modes"):
         F.interpolate(mg.tensor(x), size=4, align_corners=True)
-    with pytest.raises(ValueError, match="bicubic is not in minigrad"):
-        F.interpolate(mg.tensor(x), size=4, mode="bicubic")
+    with pytest.raises(ValueError, match="interpolate: mode must be one of 'nearest', .*'bicubic'.*got 'cubic'"):
+        F.interpolate(mg.tensor(x), size=4, mode="cubic")
+    with pytest.raises(mg.ShapeError, match=r"mode='bicubic' needs 4-D input"):
+        F.interpolate(mg.zeros(1, 2, 3), size=4, mode="bicubic")
     with pytest.raises(ValueError, match=r"output size \(0, 0\) must give a positive length"):
         F.interpolate(mg.tensor(x), scale_factor=0.2)
 
@@ -771,8 +861,10 @@ def test_conv_transpose2d_initial_bound_and_errors():
         layer(mg.zeros(2, 2, 8, 8))
     with pytest.raises(ValueError, match=r"output_padding \(2, 2\) must be smaller than the stride \(2, 2\)"):
         F.conv_transpose2d(mg.zeros(1, 3, 2, 2), layer.weight, stride=2, output_padding=2)
-    with pytest.raises(ValueError, match="groups=2 and padding_mode='zeros' are not supported"):
-        nn.ConvTranspose2d(4, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="ConvTranspose2d: padding_mode must be 'zeros', got 'reflect'"):
+        nn.ConvTranspose2d(4, 4, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="ConvTranspose2d: padding must be an int or a tuple of ints .*got 'same'"):
+        nn.ConvTranspose2d(4, 4, 3, padding="same")
     weight = nn.init.normal_(layer.weight.data, 0.0, 0.02, rng=rng(2))  # PyTorch's `nn.init.normal_(m.weight.data, ...)`
     assert weight is layer.weight.data and abs(weight.std() - 0.02) < 0.005
 
@@ -887,3 +979,80 @@ def test_transformer_mask_initialisation_custom_parts_and_errors():
         nn.TransformerDecoderLayer(8, 2, activation="tanh")
     with pytest.raises(mg.MinigradError, match="device 'cuda'"):
         nn.Transformer.generate_square_subsequent_mask(3, device="cuda")
+
+
+RECURRENT_OPTIONS = {
+    "one layer": {},
+    "two layers, bidirectional": {"num_layers": 2, "bidirectional": True},
+    "three layers, batch first, no bias": {"num_layers": 3, "batch_first": True, "bias": False},
+}
+
+
+@pytest.mark.parametrize("initial", [False, True], ids=["zero state", "given state"])
+@pytest.mark.parametrize("options", RECURRENT_OPTIONS.values(), ids=RECURRENT_OPTIONS.keys())
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_lstm_and_gru_match_torch(kind, options, initial):
+    """The layers from PyTorch's weights (names such as weight_hh_l1_reverse, each weight
+    transposed): repr, outputs, final states and the gradients of input, initial state and every
+    weight; then one unbatched sequence."""
+    theirs = getattr(torch.nn, kind)(3, 4, **options).double()
+    mine = getattr(nn, kind)(3, 4, rng=rng(), **options)
+    assert repr(mine) == repr(theirs)
+    assert [name for name, _ in mine.named_parameters()] == [name for name, _ in theirs.named_parameters()]
+    nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    x = rng(1).standard_normal((2, 5, 3) if options.get("batch_first") else (5, 2, 3))
+    count = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
+    states = [rng(2 + i).standard_normal((count, 2, 4)) for i in range(2 if kind == "LSTM" else 1)] if initial else []
+    xs, ss = [mg.tensor(a, requires_grad=True) for a in [x, *states]], [torch.tensor(a, requires_grad=True) for a in [x, *states]]
+    pack = (lambda s: tuple(s) if kind == "LSTM" else s[0]) if initial else (lambda s: None)
+    out, final = mine(xs[0], pack(xs[1:]))
+    tout, tfinal = theirs(ss[0], pack(ss[1:]))
+    finals, tfinals = (final, tfinal) if kind == "LSTM" else ((final,), (tfinal,))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    for f, tf in zip(finals, tfinals):
+        assert f.shape == (count, 2, 4)
+        np.testing.assert_allclose(f.data, tf.detach().numpy(), atol=1e-12)
+    weights = [rng(9 + i).standard_normal(t.shape) for i, t in enumerate([out, *finals])]
+    sum((t * mg.tensor(w)).sum() for t, w in zip([out, *finals], weights)).backward()
+    sum((t * torch.tensor(w)).sum() for t, w in zip([tout, *tfinals], weights)).backward()
+    for a, t in zip(xs, ss):
+        np.testing.assert_allclose(a.grad.data, t.grad.numpy(), atol=1e-12)
+    tgrads = dict((name, p.grad.numpy()) for name, p in theirs.named_parameters())
+    for name, p in mine.named_parameters():
+        np.testing.assert_allclose(p.grad.data, tgrads[name].T if name.startswith("weight") else tgrads[name], atol=1e-12, err_msg=name)
+    one = rng(5).standard_normal((5, 3))
+    out, final = mine(mg.tensor(one))
+    tout, tfinal = theirs(torch.tensor(one))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose((final[0] if kind == "LSTM" else final).data, (tfinal[0] if kind == "LSTM" else tfinal).detach().numpy(), atol=1e-12)
+
+
+def test_gru_cell_matches_torch_to_second_order():
+    cell, theirs = nn.GRUCell(3, 4, rng=rng()), torch.nn.GRUCell(3, 4).double()
+    assert repr(cell) == repr(theirs) and repr(nn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
+    nn.utils.load_torch_state_dict(cell, theirs.state_dict())
+    _compare(cell, theirs, [rng(1).standard_normal((2, 3)), rng(2).standard_normal((2, 4))], second=True)
+    _compare(cell, theirs, [rng(3).standard_normal(3)])  # unbatched, from the zero state
+    with pytest.raises(mg.ShapeError, match=r"GRUCell: input must be \(batch, 3\), got shape \(2, 4\)"):
+        cell(mg.zeros(2, 4))
+
+
+def test_recurrent_layers_dropout_and_errors():
+    lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5, rng=rng())
+    x = mg.tensor(rng(1).standard_normal((5, 2, 3)))
+    assert not np.allclose(lstm(x)[0].data, lstm(x)[0].data), "dropout between the layers draws anew each call"
+    lstm.eval()
+    np.testing.assert_array_equal(lstm(x)[0].data, lstm(x)[0].data)
+    single = nn.LSTM(3, 4, dropout=0.5, rng=rng())  # dropout after the last layer: none, as in PyTorch
+    np.testing.assert_array_equal(single(x)[0].data, single(x)[0].data)
+    assert lstm.flatten_parameters() is None
+    with pytest.raises(mg.ShapeError, match=r"LSTM: input must be \(L, N, input_size\) or unbatched \(L, input_size\) with input_size = 3, got shape \(5, 2, 4\)"):
+        lstm(mg.zeros(5, 2, 4))
+    with pytest.raises(mg.ShapeError, match=r"GRU: expected h_0 of shape \(2, 2, 4\) \(layers · directions, batch, hidden\), got shapes \[\(1, 2, 4\)\]"):
+        nn.GRU(3, 4, bidirectional=True)(x, mg.zeros(1, 2, 4))
+    with pytest.raises(mg.ShapeError, match=r"LSTM: expected \(h_0, c_0\), each of shape \(2, 2, 4\)"):
+        lstm(x, mg.zeros(2, 2, 4))
+    with pytest.raises(ValueError, match="proj_size is not supported"):
+        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match=r"GRU: num_layers must be a positive int and dropout a probability in \[0, 1\]; got 0 and 0.0"):
+        nn.GRU(3, 4, num_layers=0)

@@ -2,7 +2,7 @@
 
 from . import functional, init, utils
 from .attention import MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d, Upsample
+from .conv import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d, Upsample
 from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
 from .losses import (
     BCELoss,
@@ -20,5 +20,5 @@ from .losses import (
 )
 from .module import LoadResult, Module, Parameter, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .recurrent import RNN, LSTMCell, RNNCell
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .residual import ResidualBlock

@@ -1,4 +1,5 @@
-"""Convolution and pooling layers on NCHW inputs (batch, channels, height, width), as in PyTorch."""
+"""Convolution and pooling layers, as in PyTorch: on (N, C, L) sequences (the 1-d layers) and NCHW
+images (batch, channels, height, width; the 2-d layers), or one unbatched input."""
 
 import numpy as np
 
@@ -7,90 +8,144 @@ from . import functional as F
 from .module import Module, Parameter
 
 
-def _kernel(layer, name, in_channels, out_channels, kernel_size, fan_channels, bias, rng, dtype):
-    """Give a convolution its weight (in_channels, out_channels, kH, kW) and bias, uniform in
-    ±1/√(fan_channels·kH·kW), PyTorch's default bound (its fan is the input channels for Conv2d,
-    the output channels for ConvTranspose2d), in `dtype`."""
-    rng = default_rng() if rng is None else rng
-    kh, kw = F._pair(f"{name} kernel_size", kernel_size)
-    bound = 1.0 / np.sqrt(fan_channels * kh * kw)
-    layer.weight = Parameter(rng.uniform(-bound, bound, (in_channels, out_channels, kh, kw)))
-    layer.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
-    if np.dtype(dtype) != np.float64:
-        layer.to(dtype)
+class _Conv(Module):
+    """What the convolution layers share, as PyTorch's `_ConvNd`: the configuration under PyTorch's
+    attribute names, the weight and bias, and PyTorch's repr. The weight is (in_channels / groups,
+    out_channels, *kernel) for a convolution (minigrad's layout, the convolutional form of Linear's
+    (in, out); PyTorch's is (out, in / groups, *kernel)) and (in_channels, out_channels / groups,
+    *kernel) for a transposed one (PyTorch's layout too). Weight and bias start uniform in
+    ±1/√fan, PyTorch's default bound, its fan the weight's second axis in PyTorch's layout times
+    the kernel size."""
 
+    transposed = False
 
-class Conv2d(Module):
-    """A 2-D convolution (cross-correlation, as every deep-learning library computes it).
-
-    The weight has minigrad's layout (in_channels, out_channels, kH, kW), the convolutional form
-    of Linear's (in, out); PyTorch's is (out, in, kH, kW). Weights and bias start uniform in
-    ±1/√(in_channels·kH·kW), PyTorch's default bound.
-    """
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, bias=True, rng=None, dtype=np.float64, padding_mode="zeros"):
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(f"Conv2d: padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {padding_mode!r}")
-        self.padding_mode = padding_mode
-        self.stride, self.padding, self.dilation = F._pair("Conv2d stride", stride), F._pair("Conv2d padding", padding), F._pair("Conv2d dilation", dilation)
-        _kernel(self, "Conv2d", in_channels, out_channels, kernel_size, in_channels, bias, rng, dtype)
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, rng, dtype, output_padding=0):
+        name, dims = type(self).__name__, self._dims
+        for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+            F._groups(name, groups, channels, what)
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular") or (self.transposed and padding_mode != "zeros"):
+            modes = "'zeros'" if self.transposed else "'zeros', 'reflect', 'replicate' or 'circular'"
+            raise ValueError(f"{name}: padding_mode must be {modes}, got {padding_mode!r}")
+        self.in_channels, self.out_channels, self.groups, self.padding_mode = in_channels, out_channels, groups, padding_mode
+        self.kernel_size = F._ntuple(f"{name} kernel_size", kernel_size, dims)
+        self.stride, self.dilation = F._ntuple(f"{name} stride", stride, dims), F._ntuple(f"{name} dilation", dilation, dims)
+        self.output_padding = F._ntuple(f"{name} output_padding", output_padding, dims)
+        if isinstance(padding, str) and self.transposed:
+            raise ValueError(f"{name}: padding must be an int or a tuple of ints ('valid' and 'same' are for convolutions), got {padding!r}")
+        if isinstance(padding, str):
+            F._conv_padding(name, padding, self.kernel_size, self.stride, self.dilation)  # checked now, as PyTorch does
+            self.padding = padding
+        else:
+            self.padding = F._ntuple(f"{name} padding", padding, dims)
+        rng = default_rng() if rng is None else rng
+        shape = (in_channels, out_channels // groups) if self.transposed else (in_channels // groups, out_channels)
+        bound = 1.0 / np.sqrt((out_channels if self.transposed else in_channels) // groups * np.prod(self.kernel_size))
+        self.weight = Parameter(rng.uniform(-bound, bound, shape + self.kernel_size))
+        self.bias = Parameter(rng.uniform(-bound, bound, out_channels)) if bias else None
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
 
     def forward(self, x):
+        if self.transposed:
+            return self._function(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation)
         if self.padding_mode == "zeros":
-            return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
-        (ph, pw) = self.padding  # the other modes pad first, as PyTorch's Conv2d does
-        return F.conv2d(F.pad(x, (pw, pw, ph, ph), mode=self.padding_mode), self.weight, self.bias, self.stride, 0, self.dilation)
+            return self._function(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        # the other modes pad the input first, then convolve without padding, as PyTorch's layers do
+        sides = F._conv_padding(type(self).__name__, self.padding, self.kernel_size, self.stride, self.dilation)
+        x = F.pad(x, [width for side in reversed(sides) for width in side], mode=self.padding_mode)
+        return self._function(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
 
     def __repr__(self):
-        c_in, c_out, kh, kw = self.weight.shape
-        mode = f", padding_mode={self.padding_mode!r}" if self.padding_mode != "zeros" else ""
-        return f"Conv2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}, padding={self.padding}{mode})"
+        shown = [("padding", self.padding, (0,) * len(self.kernel_size)), ("dilation", self.dilation, (1,) * len(self.kernel_size)),
+                 ("output_padding", self.output_padding, (0,) * len(self.kernel_size)), ("groups", self.groups, 1)]
+        extra = "".join(f", {name}={value}" for name, value, default in shown if value != default)  # PyTorch's order and omissions
+        extra += (", bias=False" if self.bias is None else "") + (f", padding_mode={self.padding_mode}" if self.padding_mode != "zeros" else "")
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}{extra})"
 
 
-class ConvTranspose2d(Module):
-    """The transposed convolution that upsamples images (a DCGAN generator's layer): the adjoint
-    of `Conv2d` with respect to its input. Its weight is (in_channels, out_channels, kH, kW), the
-    layout PyTorch uses for this layer too; weights and bias start uniform in
-    ±1/√(out_channels·kH·kW), PyTorch's default bound for it."""
+class Conv1d(_Conv):
+    """A 1-D convolution over (N, C, L) sequences (or one (C, L)); see `_Conv` for the weight."""
+
+    _dims, _function = 1, staticmethod(F.conv1d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", rng=None, dtype=np.float64):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, rng, dtype)
+
+
+class Conv2d(_Conv):
+    """A 2-D convolution (cross-correlation, as every deep-learning library computes it) over NCHW
+    images (or one CHW); see `_Conv` for the weight, `F.conv2d` for groups and padding."""
+
+    _dims, _function = 2, staticmethod(F.conv2d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", rng=None, dtype=np.float64):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, rng, dtype)
+
+
+class ConvTranspose1d(_Conv):
+    """The transposed 1-D convolution, the adjoint of `Conv1d`; weight (in, out / groups, k)."""
+
+    _dims, _function, transposed = 1, staticmethod(F.conv_transpose1d), True
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", rng=None, dtype=np.float64):
-        if groups != 1 or padding_mode != "zeros":
-            raise ValueError(f"ConvTranspose2d: groups={groups} and padding_mode={padding_mode!r} are not supported in minigrad (only 1 and 'zeros')")
-        self.stride, self.padding = F._pair("ConvTranspose2d stride", stride), F._pair("ConvTranspose2d padding", padding)
-        self.output_padding, self.dilation = F._pair("ConvTranspose2d output_padding", output_padding), F._pair("ConvTranspose2d dilation", dilation)
-        _kernel(self, "ConvTranspose2d", in_channels, out_channels, kernel_size, out_channels, bias, rng, dtype)
-
-    def forward(self, x):
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, 1, self.dilation)
-
-    def __repr__(self):
-        c_in, c_out, kh, kw = self.weight.shape
-        shown = [("padding", self.padding, (0, 0)), ("dilation", self.dilation, (1, 1)), ("output_padding", self.output_padding, (0, 0))]
-        extra = "".join(f", {name}={value}" for name, value, default in shown if value != default)  # PyTorch's order and omissions
-        bias = "" if self.bias is not None else ", bias=False"
-        return f"ConvTranspose2d({c_in}, {c_out}, kernel_size={(kh, kw)}, stride={self.stride}{extra}{bias})"
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, rng, dtype, output_padding)
 
 
-class MaxPool2d(Module):
+class ConvTranspose2d(_Conv):
+    """The transposed convolution that upsamples images (a DCGAN generator's layer): the adjoint
+    of `Conv2d` with respect to its input. Its weight is (in_channels, out_channels / groups, kH,
+    kW), the layout PyTorch uses for this layer too."""
+
+    _dims, _function, transposed = 2, staticmethod(F.conv_transpose2d), True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", rng=None, dtype=np.float64):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, rng, dtype, output_padding)
+
+
+class _MaxPool(Module):
+    """Max pooling as a layer: PyTorch's attributes (stride defaults to the kernel size) and repr."""
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
-        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, kernel_size if stride is None else stride, padding, dilation
 
     def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+        return self._pool(x, self.kernel_size, self.stride, self.padding, self.dilation)
 
     def __repr__(self):
-        return f"MaxPool2d(kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding})"
+        return f"{type(self).__name__}(kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}, ceil_mode=False)"
 
 
-class AvgPool2d(Module):
+class MaxPool1d(_MaxPool):
+    _pool = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPool):
+    _pool = staticmethod(F.max_pool2d)
+
+
+class _AvgPool(Module):
+    """Average pooling as a layer: PyTorch's attributes (stride defaults to the kernel size) and repr."""
+
     def __init__(self, kernel_size, stride=None, padding=0):
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size, self.stride, self.padding = kernel_size, kernel_size if stride is None else stride, padding
 
     def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return self._pool(x, self.kernel_size, self.stride, self.padding)
 
     def __repr__(self):
-        return f"AvgPool2d(kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding})"
+        return f"{type(self).__name__}(kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding})"
+
+
+class AvgPool1d(_AvgPool):
+    _pool = staticmethod(F.avg_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        one = lambda name, value: None if value is None else F._ntuple(f"AvgPool1d {name}", value, 1)  # noqa: E731  (PyTorch keeps 1-tuples here)
+        super().__init__(one("kernel_size", kernel_size), one("stride", stride), one("padding", padding))
+
+
+class AvgPool2d(_AvgPool):
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class AdaptiveAvgPool2d(Module):

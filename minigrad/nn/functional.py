@@ -6,6 +6,7 @@ overlapping windows accumulate), and the convolution becomes one matrix product.
 differentiable minigrad operation, so derivatives of any order come for free.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -196,13 +197,58 @@ def _masked(scores, mask, name, allowed):
     return scores + (mask if isinstance(mask, Tensor) else Tensor(array.astype(scores.dtype)))
 
 
-def _pair(name, value):
+def _ntuple(name, value, n):
+    """`value` as n ints: one int repeated, or n of them."""
     if isinstance(value, (int, np.integer)):
-        return int(value), int(value)
+        return (int(value),) * n
     value = tuple(int(v) for v in value)
-    if len(value) != 2:
-        raise ValueError(f"{name}: expected an int or a pair of ints, got {value}")
+    if len(value) != n:
+        raise ValueError(f"{name}: expected an int or {({1: 'a tuple of one int', 2: 'a pair of ints'}).get(n, f'{n} ints')}, got {value}")
     return value
+
+
+def _pair(name, value):
+    return _ntuple(name, value, 2)
+
+
+def _batched(spatial):
+    """Let a function of batched (N, C, *spatial) inputs take one unbatched (C, *spatial) input too,
+    as PyTorch's convolutions and pools do: it gets a batch of one, and the result loses that axis."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(x, *args, **kwargs):
+            x = _as_tensor(x)
+            if x.ndim == spatial + 1:
+                return fn(x.unsqueeze(0), *args, **kwargs).squeeze(0)
+            return fn(x, *args, **kwargs)
+
+        return call
+
+    return wrap
+
+
+def _conv_padding(name, padding, kernel, stride, dilation):
+    """(before, after) per spatial axis for a convolution's `padding`: ints, or PyTorch's 'valid'
+    (none) and 'same' (the output as long as the input, at stride 1 only; an odd total puts the
+    extra entry after, as PyTorch does)."""
+    if not isinstance(padding, str):
+        return [(p, p) for p in _ntuple(f"{name} padding", padding, len(kernel))]
+    if padding == "valid":
+        return [(0, 0)] * len(kernel)
+    if padding != "same":
+        raise ValueError(f"{name}: padding must be an int, a tuple of ints, 'valid' or 'same', got {padding!r}")
+    if any(s != 1 for s in stride):
+        raise ValueError(f"{name}: padding='same' is not supported for strided convolutions (stride {stride})")
+    totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    return [(t // 2, t - t // 2) for t in totals]
+
+
+def _groups(name, groups, channels, what):
+    """The number of channel groups, checked to divide `channels` (the weight's `what`)."""
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 or channels % groups:
+        raise ValueError(f"{name}: groups={groups!r} must be a positive int that divides the {what} ({channels})")
+    return int(groups)
 
 
 def _padded(x, widths, fill):
@@ -252,57 +298,85 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002  (PyTorch's name
     return x
 
 
-def _windows(op, x, kernel, stride, padding, dilation, fill=0.0):
-    """(N, C, OH, OW, kH, kW): every window of the (padded) NCHW input `x`."""
+def _windows(op, x, kernel, stride, sides, dilation, fill=0.0):
+    """(N, C, OH, OW, kH, kW): every window of the NCHW input `x` padded by `sides`, (before,
+    after) for each of height and width."""
     if x.ndim != 4:
         raise ShapeError(f"{op}: input must be (batch, channels, height, width), got shape {x.shape}")
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    n, c, h, w = x.shape
-    if ph or pw:  # max pooling pads with -inf, so that padding never wins
-        x, h, w = _padded(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), fill), h + 2 * ph, w + 2 * pw
+    (kh, kw), (sh, sw), (dh, dw), shape = kernel, stride, dilation, tuple(x.shape)
+    if any(before or after for before, after in sides):  # max pooling pads with -inf, so that padding never wins
+        x = _padded(x, [(0, 0), (0, 0), *sides], fill)
+    h, w = x.shape[2:]
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         raise ShapeError(
-            f"{op}: kernel {kernel} (dilation {dilation}) is larger than the padded input {(h, w)} of input shape {tuple(x.shape)}"
+            f"{op}: kernel {kernel} (dilation {dilation}) is larger than the padded input {(h, w)} of input shape {shape}"
         )
     rows = (np.arange(oh) * sh)[:, None, None, None] + (np.arange(kh) * dh)[None, None, :, None]
     cols = (np.arange(ow) * sw)[None, :, None, None] + (np.arange(kw) * dw)[None, None, None, :]
     return x[:, :, rows, cols]
 
 
-def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1):
-    """2-D cross-correlation of an NCHW input with `weight` in minigrad's layout (in, out, kH, kW)
-    (PyTorch's is (out, in, kH, kW): `nn.utils.load_torch_state_dict` swaps the first two axes)."""
-    x = _as_tensor(x)
+@_batched(2)
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation of an NCHW input (or one CHW image) with `weight` in minigrad's layout
+    (in_channels / groups, out_channels, kH, kW) (PyTorch's is (out, in / groups, kH, kW):
+    `nn.utils.load_torch_state_dict` swaps the first two axes). `padding` is ints, 'valid' or
+    'same'. With `groups` g, the channels fall into g groups convolved apart (g = in_channels is a
+    depthwise convolution): one batched matrix product, a group per matrix."""
+    weight = _as_tensor(weight)
     if weight.ndim != 4:
-        raise ShapeError(f"conv2d: weight must be (in_channels, out_channels, kH, kW), got shape {weight.shape}")
-    c_in, c_out, kh, kw = weight.shape
-    if x.ndim != 4 or x.shape[1] != c_in:
-        raise ShapeError(f"conv2d: input of shape {x.shape} must be (batch, {c_in}, height, width) for weight of shape {weight.shape}")
-    win = _windows("conv2d", x, (kh, kw), _pair("conv2d stride", stride), _pair("conv2d padding", padding), _pair("conv2d dilation", dilation))
+        raise ShapeError(f"conv2d: weight must be (in_channels / groups, out_channels, kH, kW), got shape {weight.shape}")
+    c_group, c_out, kh, kw = weight.shape
+    g = _groups("conv2d", groups, c_out, f"out_channels of weight {weight.shape}")
+    if x.ndim != 4 or x.shape[1] != c_group * g:
+        by = f" with groups={g}" if g > 1 else ""
+        raise ShapeError(f"conv2d: input of shape {x.shape} must be (batch, {c_group * g}, height, width) for weight of shape {weight.shape}{by}")
+    stride, dilation = _pair("conv2d stride", stride), _pair("conv2d dilation", dilation)
+    win = _windows("conv2d", x, (kh, kw), stride, _conv_padding("conv2d", padding, (kh, kw), stride, dilation), dilation)
     n, _, oh, ow = win.shape[:4]
-    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c_in * kh * kw)
-    out = cols @ weight.transpose(0, 2, 3, 1).reshape(c_in * kh * kw, c_out)
+    rows, width = n * oh * ow, c_group * kh * kw
+    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(rows, g * width)  # a row per output position, (C, kH, kW) across
+    if g == 1:  # one product: the grouped form's four more recorded operations would cost ~5 % of a small CNN's step
+        out = cols @ weight.transpose(0, 2, 3, 1).reshape(width, c_out)
+    else:  # (g, rows, width) @ (g, width, c_out / g): a group per matrix; group i owns outputs i·c_out/g onwards
+        kernels = weight.reshape(c_group, g, c_out // g, kh, kw).permute(1, 0, 3, 4, 2).reshape(g, width, c_out // g)
+        out = (cols.reshape(rows, g, width).swapaxes(0, 1) @ kernels).swapaxes(0, 1).reshape(rows, c_out)
     if bias is not None:
         out = out + bias
     return out.reshape(n, oh, ow, c_out).transpose(0, 3, 1, 2)
 
 
+@_batched(1)
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D cross-correlation of an (N, C, L) input (or one (C, L) sequence) with `weight`
+    (in_channels / groups, out_channels, k), minigrad's layout as for `conv2d`: `conv2d` on a
+    height of one."""
+    weight = _as_tensor(weight)
+    if weight.ndim != 3 or x.ndim != 3:
+        raise ShapeError(f"conv1d: expects input (batch, channels, length) and weight (in_channels / groups, out_channels, k); got shapes {x.shape} and {weight.shape}")
+    (s,), (d,) = _ntuple("conv1d stride", stride, 1), _ntuple("conv1d dilation", dilation, 1)
+    padding = padding if isinstance(padding, str) else (0, *_ntuple("conv1d padding", padding, 1))
+    return conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), padding, (1, d), groups).squeeze(2)
+
+
+@_batched(2)
 def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """The transposed convolution ("deconvolution") of an NCHW input, as
-    `torch.nn.functional.conv_transpose2d`, with `weight` (in_channels, out_channels, kH, kW): the
-    layout PyTorch uses for it too. Output size per axis: (n − 1)·stride − 2·padding +
+    """The transposed convolution ("deconvolution") of an NCHW input (or one CHW image), as
+    `torch.nn.functional.conv_transpose2d`, with `weight` (in_channels, out_channels / groups, kH,
+    kW): the layout PyTorch uses for it too. Output size per axis: (n − 1)·stride − 2·padding +
     dilation·(k − 1) + output_padding + 1.
 
     It is the adjoint of `conv2d` with respect to its input, computed directly: the input spread
     out by `stride` (zeros between its entries), padded by dilation·(k − 1) − padding (cropped
-    where that is negative), then cross-correlated with the kernel flipped in both spatial axes.
+    where that is negative), then cross-correlated, group by group, with the kernel flipped in
+    both spatial axes.
     """
-    x = _as_tensor(x)
-    if groups != 1:
-        raise ValueError(f"conv_transpose2d: groups={groups} is not supported in minigrad (only 1)")
+    weight = _as_tensor(weight)
     if weight.ndim != 4 or x.ndim != 4 or x.shape[1] != weight.shape[0]:
-        raise ShapeError(f"conv_transpose2d: input of shape {x.shape} must be (batch, {weight.shape[0] if weight.ndim == 4 else 'in'}, height, width) for weight of shape {weight.shape} (in_channels, out_channels, kH, kW)")
+        raise ShapeError(f"conv_transpose2d: input of shape {x.shape} must be (batch, {weight.shape[0] if weight.ndim == 4 else 'in'}, height, width) for weight of shape {weight.shape} (in_channels, out_channels / groups, kH, kW)")
+    c_in, c_group, kh, kw = weight.shape
+    g = _groups("conv_transpose2d", groups, c_in, f"in_channels of weight {weight.shape}")
     stride, padding = _pair("conv_transpose2d stride", stride), _pair("conv_transpose2d padding", padding)
     output_padding, dilation = _pair("conv_transpose2d output_padding", output_padding), _pair("conv_transpose2d dilation", dilation)
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
@@ -311,37 +385,71 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     spread = tuple((size - 1) * s + 1 for size, s in zip((h, w), stride))
     if stride != (1, 1):
         x = ops.scatter(x, index=(slice(None), slice(None), slice(None, None, stride[0]), slice(None, None, stride[1])), shape=(n, c) + spread)
-    sides = [(d * (k - 1) - p, d * (k - 1) - p + op) for k, p, op, d in zip(weight.shape[2:], padding, output_padding, dilation)]
+    sides = [(d * (k - 1) - p, d * (k - 1) - p + op) for k, p, op, d in zip((kh, kw), padding, output_padding, dilation)]
     x = _padded(x, [(0, 0), (0, 0)] + [(max(a, 0), max(b, 0)) for a, b in sides], 0.0)
-    out = conv2d(x, weight[:, :, ::-1, ::-1], bias, 1, 0, dilation)
+    # conv2d's grouped layout (in / groups, out, kH, kW): group i's input channels and its share of the outputs
+    kernel = weight if g == 1 else weight.reshape(g, c_in // g, c_group, kh, kw).permute(1, 0, 2, 3, 4).reshape(c_in // g, g * c_group, kh, kw)
+    out = conv2d(x, kernel[:, :, ::-1, ::-1], bias, 1, 0, dilation, g)
     (top, bottom), (left, right) = ((max(-a, 0), max(-b, 0)) for a, b in sides)
     if top or bottom or left or right:
         out = out[:, :, top : out.shape[2] - bottom, left : out.shape[3] - right]
     return out
 
 
+@_batched(1)
+def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed convolution of an (N, C, L) input (or one (C, L) sequence) with `weight`
+    (in_channels, out_channels / groups, k): `conv_transpose2d` on a height of one."""
+    weight = _as_tensor(weight)
+    if weight.ndim != 3 or x.ndim != 3:
+        raise ShapeError(f"conv_transpose1d: expects input (batch, channels, length) and weight (in_channels, out_channels / groups, k); got shapes {x.shape} and {weight.shape}")
+    one = {name: (0, *_ntuple(f"conv_transpose1d {name}", value, 1)) for name, value in (("padding", padding), ("output_padding", output_padding))}
+    (s,), (d,) = _ntuple("conv_transpose1d stride", stride, 1), _ntuple("conv_transpose1d dilation", dilation, 1)
+    return conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), one["padding"], one["output_padding"], groups, (1, d)).squeeze(2)
+
+
+@_batched(2)
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
     """The largest value of each window (ties share the gradient equally)."""
-    x = _as_tensor(x)
     kernel = _pair("max_pool2d kernel_size", kernel_size)
     stride = kernel if stride is None else _pair("max_pool2d stride", stride)
     padding = _pair("max_pool2d padding", padding)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(f"max_pool2d: padding {padding} must be at most half the kernel size {kernel}")
-    win = _windows("max_pool2d", x, kernel, stride, padding, _pair("max_pool2d dilation", dilation), fill=-np.inf)
+    win = _windows("max_pool2d", x, kernel, stride, [(p, p) for p in padding], _pair("max_pool2d dilation", dilation), fill=-np.inf)
     return win.reshape(*win.shape[:4], kernel[0] * kernel[1]).max(axis=-1)
 
 
+@_batched(2)
 def avg_pool2d(x, kernel_size, stride=None, padding=0):
     """The mean of each window; padded zeros count (PyTorch's count_include_pad=True)."""
-    x = _as_tensor(x)
     kernel = _pair("avg_pool2d kernel_size", kernel_size)
     stride = kernel if stride is None else _pair("avg_pool2d stride", stride)
     padding = _pair("avg_pool2d padding", padding)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(f"avg_pool2d: padding {padding} must be at most half the kernel size {kernel}")
-    win = _windows("avg_pool2d", x, kernel, stride, padding, (1, 1))
+    win = _windows("avg_pool2d", x, kernel, stride, [(p, p) for p in padding], (1, 1))
     return win.mean(axis=(4, 5))
+
+
+def _pool1d(pool, name, x, kernel_size, stride, padding, *dilation):
+    """A 2-D pool on a height of one: the 1-D pools of (N, C, L) inputs (or one (C, L))."""
+    x = _as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise ShapeError(f"{name}: input must be (batch, channels, length) or (channels, length), got shape {x.shape}")
+    (k,), (p,) = _ntuple(f"{name} kernel_size", kernel_size, 1), _ntuple(f"{name} padding", padding, 1)
+    (s,) = (k,) if stride is None else _ntuple(f"{name} stride", stride, 1)
+    return pool(x.unsqueeze(-2), (1, k), (1, s), (0, p), *((1, d) for d in dilation)).squeeze(-2)
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
+    """The largest value of each window along the last axis (ties share the gradient equally)."""
+    return _pool1d(max_pool2d, "max_pool1d", x, kernel_size, stride, padding, *_ntuple("max_pool1d dilation", dilation, 1))
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0):
+    """The mean of each window along the last axis; padded zeros count."""
+    return _pool1d(avg_pool2d, "avg_pool1d", x, kernel_size, stride, padding)
 
 
 def _averaging_matrix(n, out, dtype):
@@ -374,7 +482,15 @@ def adaptive_avg_pool2d(x, output_size):
     return rows @ x @ cols
 
 
-_INTERPOLATION_RANK = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5, "area": None}
+_INTERPOLATION_RANK = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "area": None}
+
+
+def _cubic_weights(t, a=-0.75):
+    """The weights of the four neighbours at offsets -1, 0, 1, 2 from floor(source), `t` the
+    fraction past it: Keys' cubic convolution kernel with a = -0.75, the value PyTorch (and OpenCV) use."""
+    near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1  # noqa: E731  (|d| ≤ 1)
+    far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731  (1 < |d| < 2)
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
 def _interpolation_matrix(n, out, mode, align_corners, scale, dtype):
@@ -390,8 +506,14 @@ def _interpolation_matrix(n, out, mode, align_corners, scale, dtype):
         return matrix
     if align_corners:
         source = rows * ((n - 1) / (out - 1) if out > 1 else 0.0)
-    else:
-        source = np.maximum((rows + 0.5) * scale - 0.5, 0.0)
+    else:  # linear modes clamp a source before the first input position to it; PyTorch's bicubic does not
+        source = (rows + 0.5) * scale - 0.5
+        source = source if mode == "bicubic" else np.maximum(source, 0.0)
+    if mode == "bicubic":  # four neighbours, those beyond an edge read the edge's value
+        low = np.floor(source).astype(np.int64)
+        for offset, weight in zip(range(-1, 3), _cubic_weights(source - low)):
+            np.add.at(matrix, (rows, np.clip(low + offset, 0, n - 1)), weight)
+        return matrix
     low = np.minimum(np.floor(source).astype(np.int64), n - 1)
     high = np.minimum(low + 1, n - 1)
     weight = source - low
@@ -403,7 +525,7 @@ def _interpolation_matrix(n, out, mode, align_corners, scale, dtype):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):  # noqa: A002
     """Resize the spatial axes of (N, C, W), (N, C, H, W) or (N, C, D, H, W) input, as
     `torch.nn.functional.interpolate`: to `size`, or by `scale_factor`; mode "nearest",
-    "nearest-exact", "linear" (3-D), "bilinear" (4-D), "trilinear" (5-D) or "area".
+    "nearest-exact", "linear" (3-D), "bilinear" or "bicubic" (4-D), "trilinear" (5-D) or "area".
 
     Every mode is linear in the input and separable by axis, so each axis is one matrix product
     with an interpolation matrix (output positions × input positions) built by PyTorch's rules for
@@ -412,13 +534,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     x = _as_tensor(input)
     if mode not in _INTERPOLATION_RANK:
-        raise ValueError(f"interpolate: mode must be one of {', '.join(map(repr, _INTERPOLATION_RANK))}, got {mode!r} (bicubic is not in minigrad)")
+        raise ValueError(f"interpolate: mode must be one of {', '.join(map(repr, _INTERPOLATION_RANK))}, got {mode!r}")
     rank = _INTERPOLATION_RANK[mode]
     if x.ndim not in (3, 4, 5) or (rank is not None and x.ndim != rank):
         expected = f"{rank}-D" if rank else "3-D, 4-D or 5-D"
         raise ShapeError(f"interpolate: mode={mode!r} needs {expected} input (N, C, spatial...), got shape {x.shape}")
-    if align_corners is not None and mode not in ("linear", "bilinear", "trilinear"):
-        raise ValueError(f"interpolate: align_corners is for the linear modes, not mode={mode!r}")
+    if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
+        raise ValueError(f"interpolate: align_corners is for the linear and cubic modes, not mode={mode!r}")
     if antialias or recompute_scale_factor:
         raise ValueError("interpolate: antialias and recompute_scale_factor are not supported in minigrad")
     if (size is None) == (scale_factor is None):

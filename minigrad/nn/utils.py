@@ -67,13 +67,13 @@ def _owners(model):
 
 def _to_torch(module, attr, array):
     """(torch name suffix, array in PyTorch's layout) pairs for one minigrad parameter."""
-    from .conv import Conv2d
+    from .conv import _Conv
     from .layers import Linear
-    from .recurrent import LSTMCell, RNNCell
+    from .recurrent import GRUCell, LSTMCell, RNNCell, _Recurrent
 
-    if isinstance(module, (Linear, LSTMCell, RNNCell)) and attr.startswith("weight"):
+    if isinstance(module, (Linear, LSTMCell, GRUCell, RNNCell, _Recurrent)) and attr.startswith("weight"):
         return [(attr, array.T)]
-    if isinstance(module, Conv2d) and attr == "weight":
+    if isinstance(module, _Conv) and not module.transposed and attr == "weight":
         return [(attr, array.swapaxes(0, 1))]
     if isinstance(module, RNNCell) and attr == "bias":  # PyTorch keeps two biases that add
         return [("bias_ih", array), ("bias_hh", np.zeros_like(array))]
@@ -82,15 +82,15 @@ def _to_torch(module, attr, array):
 
 def _from_torch(module, attr, arrays):
     """The inverse of `_to_torch`: one minigrad array from PyTorch's piece(s)."""
-    from .conv import Conv2d
+    from .conv import _Conv
     from .layers import Linear
-    from .recurrent import LSTMCell, RNNCell
+    from .recurrent import GRUCell, LSTMCell, RNNCell, _Recurrent
 
     if isinstance(module, RNNCell) and attr == "bias":
         return arrays[0] + arrays[1]
-    if isinstance(module, (Linear, LSTMCell, RNNCell)) and attr.startswith("weight"):
+    if isinstance(module, (Linear, LSTMCell, GRUCell, RNNCell, _Recurrent)) and attr.startswith("weight"):
         return arrays[0].T
-    if isinstance(module, Conv2d) and attr == "weight":
+    if isinstance(module, _Conv) and not module.transposed and attr == "weight":
         return arrays[0].swapaxes(0, 1)
     return arrays[0]
 
@@ -103,7 +103,7 @@ def _numpy(value):
 
 def torch_state_dict(model):
     """The state of `model` (parameters and persistent buffers) under PyTorch's names and layouts, as numpy arrays: Linear,
-    RNNCell and LSTMCell weights transposed to (out, in), Conv2d weights to (out, in, kH, kW), an
+    the recurrent layers' weights transposed to (out, in), Conv1d and Conv2d weights to (out, in / groups, *kernel), an
     RNNCell's one bias split into bias_ih and a zero bias_hh. Load into the PyTorch model with
     `torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in torch_state_dict(model).items()})`.
     """
