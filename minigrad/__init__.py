@@ -16,6 +16,7 @@ import numpy as _np
 from .autograd import backward, gradients, unbroadcast
 from .creation import (
     arange,
+    empty,
     eye,
     Generator,
     from_numpy,

@@ -61,6 +61,13 @@ def ones(*shape, requires_grad=False, dtype=np.float64):
 
 
 @_accepts_device
+def empty(*shape, requires_grad=False, dtype=np.float64):
+    """`torch.empty`, a tensor to be filled (`mg.empty(n, 1, dtype=mg.long).fill_(start)`): zeros
+    here, since numpy's uninitialised memory, read by mistake, would be arbitrary numbers."""
+    return zeros(*shape, requires_grad=requires_grad, dtype=dtype)
+
+
+@_accepts_device
 def zeros_like(t, requires_grad=False, dtype=None):
     return Tensor(np.zeros_like(t.data, dtype=dtype), requires_grad=requires_grad)
 

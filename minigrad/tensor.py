@@ -315,6 +315,16 @@ class Tensor:
             raise GraphError(_freed_message(self))
         return self.node.inputs
 
+    # Not attributes of a tensor: `x.max(1).values` meets a PyTorch habit with numpy's meaning of
+    # x.max(1). Properties, not a __getattr__, which would slow every attribute lookup on tensors.
+    @property
+    def values(self):
+        raise AttributeError(_PAIR_HINT.format(name="values"))
+
+    @property
+    def indices(self):
+        raise AttributeError(_PAIR_HINT.format(name="indices"))
+
     def __len__(self):
         if self.data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -1173,6 +1183,12 @@ class _Size(int):
             f"Tensor.size is the number of elements ({int(self)}), an int as in numpy, not a method: "
             f"PyTorch's x.size({', '.join(map(str, dim))}) is {where} here"
         )
+
+
+_PAIR_HINT = (
+    "'Tensor' object has no attribute {name!r}: x.max(1) (or x.min(1)) with a positional axis is numpy's and "
+    "gives the values alone; write x.max(dim=1).{name}, PyTorch's (values, indices) pair"
+)
 
 
 def _is_cpu(target, name):

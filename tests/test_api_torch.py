@@ -162,6 +162,9 @@ def test_max_and_min_with_dim_return_values_and_indices_as_torch():
             getattr(x, name)(dim=(0, 1))
         with pytest.raises(TypeError, match="pass axis= or dim="):
             getattr(x, name)(axis=0, dim=0)
+        for part in ("values", "indices"):  # a positional axis is numpy's: the values alone, which say what to write
+            with pytest.raises(AttributeError, match=rf"no attribute '{part}': x.max\(1\) .* numpy's .* write x.max\(dim=1\).{part}"):
+                getattr(getattr(x, name)(1), part)
     y = mg.tensor(DATA, requires_grad=True)
     values, _ = y.max(dim=1)
     values.sum().backward()
@@ -592,6 +595,9 @@ def test_creation_functions_match_torch():
     assert mg.full((), 0.3, requires_grad=True).requires_grad and mg.full(4, 1.0).shape == (4,)
     like = mg.full_like(mg.zeros(2, 2, dtype=np.float32), 7)
     assert like.dtype == np.float32 and (like.data == 7).all()
+    empty, tempty = mg.empty(3, 1, dtype=mg.long).fill_(2), torch.empty(3, 1, dtype=torch.long).fill_(2)
+    assert empty.dtype == np.int64 and empty.shape == tuple(tempty.shape) and (empty.data == tempty.numpy()).all()
+    assert (mg.empty((2, 3)).data == 0).all(), "zeros, never numpy's uninitialised memory"
     x = mg.linspace(0, 1, 5, requires_grad=True)
     (x * x).sum().backward()
     np.testing.assert_allclose(x.grad.data, 2 * x.data)
@@ -1412,3 +1418,302 @@ def test_the_lstm_tutorials_tagger_trains_as_written_and_agrees_with_torch():
     np.testing.assert_allclose(before.data, tbefore.numpy(), rtol=1e-12)
     np.testing.assert_allclose(after.data, tafter.numpy(), rtol=1e-8, atol=1e-10)
     assert after.data.argmax(axis=1).tolist() == [0, 1, 2, 0, 1]
+
+
+def _seq2seq_tutorial(torch, nn, F, SOS_token=0, MAX_LENGTH=5):
+    """PyTorch's tutorial "NLP From Scratch: Translation with a Sequence to Sequence Network and
+    Attention": its EncoderRNN (an `nn.GRU` with batch_first), BahdanauAttention, AttnDecoderRNN
+    (teacher forcing, or its own `topk` predictions fed back) and `train_epoch`, as written but
+    for `x.size(0)` written `x.shape[0]` and `super().__init__()`."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, input_size, hidden_size, dropout_p=0.1):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.embedding = nn.Embedding(input_size, hidden_size)
+            self.gru = nn.GRU(hidden_size, hidden_size, batch_first=True)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, input):
+            embedded = self.dropout(self.embedding(input))
+            output, hidden = self.gru(embedded)
+            return output, hidden
+
+    class BahdanauAttention(nn.Module):
+        def __init__(self, hidden_size):
+            super().__init__()
+            self.Wa = nn.Linear(hidden_size, hidden_size)
+            self.Ua = nn.Linear(hidden_size, hidden_size)
+            self.Va = nn.Linear(hidden_size, 1)
+
+        def forward(self, query, keys):
+            scores = self.Va(torch.tanh(self.Wa(query) + self.Ua(keys)))
+            scores = scores.squeeze(2).unsqueeze(1)
+            weights = F.softmax(scores, dim=-1)
+            context = torch.bmm(weights, keys)
+            return context, weights
+
+    class AttnDecoderRNN(nn.Module):
+        def __init__(self, hidden_size, output_size, dropout_p=0.1):
+            super().__init__()
+            self.embedding = nn.Embedding(output_size, hidden_size)
+            self.attention = BahdanauAttention(hidden_size)
+            self.gru = nn.GRU(2 * hidden_size, hidden_size, batch_first=True)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, encoder_outputs, encoder_hidden, target_tensor=None):
+            batch_size = encoder_outputs.shape[0]
+            decoder_input = torch.empty(batch_size, 1, dtype=torch.long, device=device).fill_(SOS_token)
+            decoder_hidden = encoder_hidden
+            decoder_outputs = []
+            attentions = []
+            for i in range(MAX_LENGTH):
+                decoder_output, decoder_hidden, attn_weights = self.forward_step(decoder_input, decoder_hidden, encoder_outputs)
+                decoder_outputs.append(decoder_output)
+                attentions.append(attn_weights)
+                if target_tensor is not None:
+                    decoder_input = target_tensor[:, i].unsqueeze(1)  # Teacher forcing
+                else:
+                    _, topi = decoder_output.topk(1)
+                    decoder_input = topi.squeeze(-1).detach()  # detach from history as input
+            decoder_outputs = torch.cat(decoder_outputs, dim=1)
+            decoder_outputs = F.log_softmax(decoder_outputs, dim=-1)
+            attentions = torch.cat(attentions, dim=1)
+            return decoder_outputs, decoder_hidden, attentions
+
+        def forward_step(self, input, hidden, encoder_outputs):
+            embedded = self.dropout(self.embedding(input))
+            query = hidden.permute(1, 0, 2)
+            context, attn_weights = self.attention(query, encoder_outputs)
+            input_gru = torch.cat((embedded, context), dim=2)
+            output, hidden = self.gru(input_gru, hidden)
+            output = self.out(output)
+            return output, hidden, attn_weights
+
+    def train_epoch(dataloader, encoder, decoder, encoder_optimizer, decoder_optimizer, criterion):
+        total_loss = 0
+        for data in dataloader:
+            input_tensor, target_tensor = data
+            encoder_optimizer.zero_grad()
+            decoder_optimizer.zero_grad()
+            encoder_outputs, encoder_hidden = encoder(input_tensor)
+            decoder_outputs, _, _ = decoder(encoder_outputs, encoder_hidden, target_tensor)
+            loss = criterion(decoder_outputs.view(-1, decoder_outputs.shape[-1]), target_tensor.view(-1))
+            loss.backward()
+            encoder_optimizer.step()
+            decoder_optimizer.step()
+            total_loss += loss.item()
+        return total_loss / len(dataloader)
+
+    return EncoderRNN, AttnDecoderRNN, train_epoch
+
+
+def test_the_seq2seq_tutorials_gru_encoder_and_attention_decoder_train_as_written_and_agree_with_torch():
+    """Its encoder and attention decoder from the same weights (dropout 0, which no two libraries
+    draw alike), three epochs of `train_epoch` with Adam and NLLLoss over a DataLoader of padded
+    sentence pairs (in order: the tutorial's RandomSampler draws differently), then the decoder
+    left to its own predictions: every epoch's loss, the weights, the decoded words and the
+    attention weights."""
+    words, length = 9, 5
+    pairs = RNG.integers(2, words, (8, 2, length))
+    pairs[:, :, -1], pairs[::2, 0, 3:] = 1, 1  # EOS ends each sentence; half the inputs are shorter, padded by EOS
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        nets = {}
+        for lib in (torch, mg):
+            EncoderRNN, AttnDecoderRNN, train_epoch = _seq2seq_tutorial(lib, lib.nn, lib.nn.functional, MAX_LENGTH=length)
+            nets[lib.__name__] = (EncoderRNN(words, 6, dropout_p=0.0), AttnDecoderRNN(6, words, dropout_p=0.0), train_epoch)
+    finally:
+        torch.set_default_dtype(previous)
+    for mine, theirs in zip(nets["minigrad"][:2], nets["torch"][:2]):
+        mg.nn.utils.load_torch_state_dict(mine, theirs.state_dict())
+    results = {}
+    for lib, (encoder, decoder, train_epoch) in ((torch, nets["torch"]), (mg, nets["minigrad"])):
+        data = mg.data if lib is mg else torch.utils.data
+        dataloader = data.DataLoader(data.TensorDataset(lib.tensor(pairs[:, 0]), lib.tensor(pairs[:, 1])), batch_size=4)
+        encoder_optimizer = lib.optim.Adam(encoder.parameters(), lr=0.01)
+        decoder_optimizer = lib.optim.Adam(decoder.parameters(), lr=0.01)
+        losses = [train_epoch(dataloader, encoder, decoder, encoder_optimizer, decoder_optimizer, lib.nn.NLLLoss()) for _ in range(3)]
+        with lib.no_grad():
+            encoder_outputs, encoder_hidden = encoder(lib.tensor(pairs[:3, 0]))
+            decoder_outputs, _, attentions = decoder(encoder_outputs, encoder_hidden)
+        _, decoded = decoder_outputs.topk(1)
+        results[lib.__name__] = (losses, np.asarray(decoded.numpy()).squeeze(-1).tolist(), np.asarray(attentions.numpy()))
+    np.testing.assert_allclose(results["minigrad"][0], results["torch"][0], rtol=1e-10)
+    assert results["minigrad"][1] == results["torch"][1]
+    np.testing.assert_allclose(results["minigrad"][2], results["torch"][2], atol=1e-10)
+    assert results["minigrad"][2].shape == (3, length, length)
+    for mine, theirs in zip(nets["minigrad"][:2], nets["torch"][:2]):
+        reference = theirs.state_dict()
+        for name, value in mg.nn.utils.torch_state_dict(mine).items():
+            np.testing.assert_allclose(value, reference[name].numpy(), atol=1e-10, err_msg=name)
+
+
+class _ToyEnv:
+    """A stand-in for gymnasium's CartPole (not a dependency): four observations, two actions, a
+    reward of 1 a step, the episode over when the state leaves a box or after 12 steps; random
+    draws from its own seed, so that two copies behave alike."""
+
+    def __init__(self, seed):
+        self.rng, self.steps = np.random.default_rng(seed), 0
+        self.action_space = self
+        self.mixing = self.rng.standard_normal((2, 4, 4)) * 0.6
+
+    def sample(self):  # env.action_space.sample()
+        return int(self.rng.integers(2))
+
+    def reset(self):
+        self.steps, self.state = 0, self.rng.uniform(-0.05, 0.05, 4)
+        return self.state.copy(), {}
+
+    def step(self, action):
+        self.steps += 1
+        self.state = np.tanh(self.mixing[action] @ self.state + 0.1 * (action - 0.5)) + self.rng.normal(0.0, 0.01, 4)
+        terminated = bool(np.abs(self.state).max() > 0.9)
+        return self.state.copy(), 1.0, terminated, self.steps >= 12, {}
+
+
+def _dqn_tutorial(torch, nn, F, optim, env, num_steps, BATCH_SIZE=16):
+    """PyTorch's tutorial "Reinforcement Learning (DQN)": its ReplayMemory, DQN, select_action,
+    optimize_model and the training loop's body (SmoothL1Loss, AdamW with amsgrad,
+    clip_grad_value_, the soft update of the target network through state dicts), as written but
+    for four edits: `.max(1).values` and `.max(1).indices` written `.max(dim=1)...` (a positional
+    axis is numpy's in minigrad), observations in float64 (both sides' default here), BATCH_SIZE
+    16 for a short test, and the loop in a function (`nonlocal` for `global`). Returns the actions
+    taken and the two networks."""
+    import math
+    import random
+    from collections import deque, namedtuple
+
+    device = torch.device("cpu")
+    Transition = namedtuple("Transition", ("state", "action", "next_state", "reward"))
+
+    class ReplayMemory(object):
+        def __init__(self, capacity):
+            self.memory = deque([], maxlen=capacity)
+
+        def push(self, *args):
+            self.memory.append(Transition(*args))
+
+        def sample(self, batch_size):
+            return random.sample(self.memory, batch_size)
+
+        def __len__(self):
+            return len(self.memory)
+
+    class DQN(nn.Module):
+        def __init__(self, n_observations, n_actions):
+            super().__init__()
+            self.layer1 = nn.Linear(n_observations, 128)
+            self.layer2 = nn.Linear(128, 128)
+            self.layer3 = nn.Linear(128, n_actions)
+
+        def forward(self, x):
+            x = F.relu(self.layer1(x))
+            x = F.relu(self.layer2(x))
+            return self.layer3(x)
+
+    GAMMA, EPS_START, EPS_END, EPS_DECAY, TAU, LR = 0.99, 0.9, 0.01, 2500, 0.005, 3e-4
+    n_actions = 2
+    state, info = env.reset()
+    n_observations = len(state)
+    policy_net = DQN(n_observations, n_actions).to(device)
+    target_net = DQN(n_observations, n_actions).to(device)
+    target_net.load_state_dict(policy_net.state_dict())
+    optimizer = optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+    memory = ReplayMemory(10000)
+    steps_done = 0
+
+    def select_action(state):
+        nonlocal steps_done
+        sample = random.random()
+        eps_threshold = EPS_END + (EPS_START - EPS_END) * math.exp(-1.0 * steps_done / EPS_DECAY)
+        steps_done += 1
+        if sample > eps_threshold:
+            with torch.no_grad():
+                return policy_net(state).max(dim=1).indices.view(1, 1)
+        else:
+            return torch.tensor([[env.action_space.sample()]], device=device, dtype=torch.long)
+
+    def optimize_model():
+        if len(memory) < BATCH_SIZE:
+            return
+        transitions = memory.sample(BATCH_SIZE)
+        batch = Transition(*zip(*transitions))
+        non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), device=device, dtype=torch.bool)
+        non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
+        state_batch = torch.cat(batch.state)
+        action_batch = torch.cat(batch.action)
+        reward_batch = torch.cat(batch.reward)
+        state_action_values = policy_net(state_batch).gather(1, action_batch)
+        next_state_values = torch.zeros(BATCH_SIZE, device=device)
+        with torch.no_grad():
+            next_state_values[non_final_mask] = target_net(non_final_next_states).max(dim=1).values
+        expected_state_action_values = (next_state_values * GAMMA) + reward_batch
+        criterion = nn.SmoothL1Loss()
+        loss = criterion(state_action_values, expected_state_action_values.unsqueeze(1))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+        optimizer.step()
+
+    def train(policy_state):
+        policy_net.load_state_dict(policy_state), target_net.load_state_dict(policy_state)
+        actions = []
+        state, info = env.reset()
+        state = torch.tensor(state, dtype=torch.float64, device=device).unsqueeze(0)
+        for t in range(num_steps):  # the episodes' steps, one after another
+            action = select_action(state)
+            actions.append(action.item())
+            observation, reward, terminated, truncated, _ = env.step(action.item())
+            reward = torch.tensor([reward], device=device)
+            done = terminated or truncated
+            if terminated:
+                next_state = None
+            else:
+                next_state = torch.tensor(observation, dtype=torch.float64, device=device).unsqueeze(0)
+            memory.push(state, action, next_state, reward)
+            state = next_state
+            optimize_model()
+            target_net_state_dict = target_net.state_dict()
+            policy_net_state_dict = policy_net.state_dict()
+            for key in policy_net_state_dict:
+                target_net_state_dict[key] = policy_net_state_dict[key] * TAU + target_net_state_dict[key] * (1 - TAU)
+            target_net.load_state_dict(target_net_state_dict)
+            if done:
+                state, info = env.reset()
+                state = torch.tensor(state, dtype=torch.float64, device=device).unsqueeze(0)
+        return actions
+
+    return policy_net, target_net, train
+
+
+def test_the_dqn_tutorials_optimize_model_and_soft_update_run_as_written_and_agree_with_torch():
+    """Deep Q-learning as the tutorial writes it, on a toy environment: episodes of ε-greedy actions
+    (Python's `random`, seeded alike for both), replay sampling, the masked target
+    `next_state_values[non_final_mask] = ...` under no_grad, SmoothL1Loss, AdamW(amsgrad=True),
+    clip_grad_value_ and the soft update: the same actions, and the same policy and target weights."""
+    import random
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        runs = {lib.__name__: _dqn_tutorial(lib, lib.nn, lib.nn.functional, lib.optim, _ToyEnv(7), num_steps=60) for lib in (torch, mg)}
+        start = {k: v.clone() for k, v in runs["torch"][0].state_dict().items()}  # PyTorch's state dict holds the live tensors
+        mg.nn.utils.load_torch_state_dict(runs["minigrad"][0], start)
+        random.seed(3)
+        torch_actions = runs["torch"][2](start)
+        random.seed(3)
+        actions = runs["minigrad"][2](runs["minigrad"][0].state_dict())
+    finally:
+        torch.set_default_dtype(previous)
+    assert actions == torch_actions and len(set(actions)) == 2
+    for net, torch_net in zip(runs["minigrad"][:2], runs["torch"][:2]):
+        theirs = torch_net.state_dict()
+        for name, value in mg.nn.utils.torch_state_dict(net).items():
+            np.testing.assert_allclose(value, theirs[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+    moved = mg.nn.utils.torch_state_dict(runs["minigrad"][0])["layer1.weight"] - start["layer1.weight"].numpy()
+    assert np.abs(moved).max() > 1e-4, "the policy network trained"

@@ -1056,3 +1056,47 @@ def test_recurrent_layers_dropout_and_errors():
         nn.LSTM(3, 4, proj_size=2)
     with pytest.raises(ValueError, match=r"GRU: num_layers must be a positive int and dropout a probability in \[0, 1\]; got 0 and 0.0"):
         nn.GRU(3, 4, num_layers=0)
+
+
+ROBUST_LOSSES = [
+    ("smooth_l1_loss", "SmoothL1Loss", {}),
+    ("smooth_l1_loss", "SmoothL1Loss", {"beta": 0.4}),
+    ("smooth_l1_loss", "SmoothL1Loss", {"beta": 0.0}),  # the L1 loss
+    ("huber_loss", "HuberLoss", {"delta": 0.6}),
+    ("kl_div", "KLDivLoss", {}),
+    ("kl_div", "KLDivLoss", {"log_target": True}),
+]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("function, layer, options", ROBUST_LOSSES, ids=[f"{f}-{o}" for f, _, o in ROBUST_LOSSES])
+def test_smooth_l1_huber_and_kl_losses_match_torch_to_second_order(function, layer, options, reduction):
+    """Differences on both sides of the corner; for KL, a target with a zero probability (0 · log 0 = 0)
+    and gradients with respect to input and target alike."""
+    if reduction == "batchmean" and function != "kl_div":
+        return
+    if function == "kl_div":
+        prediction = np.log(rng().dirichlet(np.ones(4), 3))
+        target = rng(1).dirichlet(np.ones(4), 3)
+        target = np.log(target) if options.get("log_target") else np.where(np.arange(4) == 2, 0.0, target) / np.where(np.arange(4) == 2, 0.0, target).sum(1, keepdims=True)
+    else:
+        prediction, target = rng().standard_normal((3, 4)) * 2, rng(1).standard_normal((3, 4))
+    kw = {**options, "reduction": reduction}
+    second = options.get("beta") != 0.0  # the L1 loss has no curvature (PyTorch's second derivative is a ZeroTensor)
+    if function == "kl_div" and not options.get("log_target"):  # the target, with its zero, as a constant
+        _compare(lambda x: F.kl_div(x, mg.tensor(target), **kw), lambda x: torch.nn.functional.kl_div(x, torch.tensor(target), **kw), [prediction])
+    else:
+        _compare(lambda x, t: getattr(F, function)(x, t, **kw), lambda x, t: getattr(torch.nn.functional, function)(x, t, **kw), [prediction, target], second=second)
+    mine, theirs = getattr(nn, layer)(**kw), getattr(torch.nn, layer)(**kw)
+    np.testing.assert_allclose(mine(mg.tensor(prediction), mg.tensor(target)).data, theirs(torch.tensor(prediction), torch.tensor(target)).numpy(), atol=1e-12)
+
+
+def test_robust_losses_refuse_bad_widths():
+    with pytest.raises(ValueError, match="smooth_l1_loss: beta must be non-negative, got -1"):
+        F.smooth_l1_loss(mg.zeros(2), mg.zeros(2), beta=-1)
+    with pytest.raises(ValueError, match="huber_loss: delta must be positive, got 0"):
+        nn.HuberLoss(delta=0)(mg.zeros(2), mg.zeros(2))
+    with pytest.raises(ValueError, match=r"kl_div: the target has zero probabilities and requires grad, but d\(p log p\)/dp is −∞ at p = 0"):
+        F.kl_div(mg.zeros(2), mg.tensor([0.0, 1.0], requires_grad=True))
+    with pytest.raises(mg.ShapeError, match=r"kl_div: prediction has shape \(2, 3\) but target has shape \(3,\)"):
+        F.kl_div(mg.zeros(2, 3), mg.zeros(3))

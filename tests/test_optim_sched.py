@@ -38,9 +38,30 @@ def _run(make_mine, make_theirs, steps=6, schedule=None):
             np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"weight_decay": 0.1, "lr": 0.05}, {"betas": (0.8, 0.9), "eps": 1e-6, "lr": 0.1}])
+AMSGRAD = {"betas": (0.9, 0.5), "lr": 0.1, "amsgrad": True}  # a short memory of g², so that it shrinks and the maximum differs
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"weight_decay": 0.1, "lr": 0.05}, {"betas": (0.8, 0.9), "eps": 1e-6, "lr": 0.1}, AMSGRAD])
 def test_adamw_matches_torch(kwargs):
     _run(lambda p: optim.AdamW(p, **kwargs), lambda p: torch.optim.AdamW(p, **kwargs))
+
+
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+def test_amsgrad_matches_torch_and_changes_the_steps(kind):
+    _run(lambda p: getattr(optim, kind)(p, **AMSGRAD), lambda p: getattr(torch.optim, kind)(p, **AMSGRAD), steps=10)
+    finals = []
+    for amsgrad in (False, True):
+        params, _ = _twins()
+        opt = getattr(optim, kind)(params, **{**AMSGRAD, "amsgrad": amsgrad})
+        for _ in range(10):
+            opt.zero_grad()
+            _loss(params, mg.tensor(np.random.default_rng(1).standard_normal((5, 3))), mg).backward()
+            opt.step()
+        finals.append(params[0].data.copy())
+    assert not np.allclose(*finals), "the running maximum of the second moment took part"
+    restored = getattr(optim, kind)(_twins()[0], amsgrad=True)
+    restored.load_state_dict(opt.state_dict())
+    np.testing.assert_array_equal(restored.v_max[0], opt.v_max[0])
 
 
 @pytest.mark.parametrize(

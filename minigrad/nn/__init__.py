@@ -8,15 +8,21 @@ from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
+    SmoothL1Loss,
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    huber_loss,
+    kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    smooth_l1_loss,
 )
 from .module import LoadResult, Module, Parameter, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d

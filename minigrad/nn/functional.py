@@ -15,7 +15,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..functional import log_softmax, relu, sigmoid, softmax, tanh, where  # noqa: F401  (as torch.nn.functional has them)
 from ..tensor import Tensor, _refuse_while_tracing, tracing
-from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss  # noqa: F401
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss  # noqa: F401
 
 
 def _as_tensor(x):

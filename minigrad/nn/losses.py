@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import DtypeError, ShapeError
-from ..functional import log_softmax
+from ..functional import log_softmax, where
 from ..tensor import Tensor
 from .module import Module
 
@@ -39,6 +39,51 @@ def mse_loss(prediction, target, reduction="mean"):
 def l1_loss(prediction, target, reduction="mean"):
     """Mean absolute error."""
     return _reduce("l1_loss", (prediction - _target("l1_loss", prediction, target)).abs(), reduction)
+
+
+def smooth_l1_loss(prediction, target, reduction="mean", beta=1.0):
+    """The L1 loss with its corner rounded (Girshick 2015's Fast R-CNN box loss): ½d²/β where
+    |d| < β, |d| − ½β beyond, so the gradient is d/β near zero and ±1 far away; β = 0 is the L1 loss."""
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    diff = prediction - _target("smooth_l1_loss", prediction, target)
+    return _reduce("smooth_l1_loss", _smooth_l1(diff, beta), reduction)
+
+
+def huber_loss(prediction, target, reduction="mean", delta=1.0):
+    """Huber's loss (1964): ½d² where |d| < δ, δ(|d| − ½δ) beyond: δ times the smooth L1 loss with β = δ."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    diff = prediction - _target("huber_loss", prediction, target)
+    return _reduce("huber_loss", _smooth_l1(diff, delta) * delta, reduction)
+
+
+def _smooth_l1(diff, beta):
+    size = diff.abs()
+    if not beta:
+        return size
+    return where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002  (PyTorch's names)
+    """The Kullback-Leibler divergence Σ p (log p − q) of the distribution `target` (p, or log p with
+    `log_target=True`) from `input` (log-probabilities q, as from log_softmax), pointwise, with
+    0 · log 0 = 0. reduction="batchmean" divides the sum by the batch size, the divergence's true
+    mean per example; "mean" (PyTorch's default) divides by the number of elements."""
+    target = _target("kl_div", input, target)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        positive = target.data > 0
+        if target.requires_grad and not positive.all():
+            raise ValueError(
+                "kl_div: the target has zero probabilities and requires grad, but d(p log p)/dp is −∞ at p = 0; "
+                "detach the target, or pass log-probabilities with log_target=True"
+            )
+        losses = target * (where(Tensor(positive), target, Tensor(np.ones((), dtype=target.dtype))).log() - input)
+    if reduction == "batchmean":
+        return losses.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce("kl_div", losses, reduction)
 
 
 def _labels(name, logits, labels, ignore_index=None):
@@ -174,6 +219,35 @@ class NLLLoss(_Loss):
 
     def forward(self, log_probs, labels):
         return nll_loss(log_probs, labels, self.reduction, self.ignore_index)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, prediction, target):
+        return smooth_l1_loss(prediction, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, prediction, target):
+        return huber_loss(prediction, target, self.reduction, self.delta)
+
+
+class KLDivLoss(_Loss):
+    """`KLDivLoss(reduction="batchmean")(log_probabilities, probabilities)`; see `kl_div`."""
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__("mean" if reduction == "batchmean" else reduction)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, target):  # noqa: A002
+        return kl_div(input, target, self.reduction, self.log_target)
 
 
 class BCEWithLogitsLoss(_Loss):

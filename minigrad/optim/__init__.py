@@ -128,15 +128,18 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015): per-parameter steps scaled by running moments of the gradient."""
+    """Adam (Kingma & Ba 2015): per-parameter steps scaled by running moments of the gradient.
+    With `amsgrad=True` (Reddi, Kale & Kumar 2018) a step divides by the largest second moment seen
+    so far, so that the effective step size never grows."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
         super().__init__(params, lr)
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.weight_decay = weight_decay
         self.m = [np.zeros_like(p.data) for p in self.params]
         self.v = [np.zeros_like(p.data) for p in self.params]
+        self.v_max = [np.zeros_like(p.data) if amsgrad else None for p in self.params]
         self.steps = [0] * len(self.params)
 
     def step(self):
@@ -145,8 +148,10 @@ class Adam(Optimizer):
             self.steps[i] += 1
             self.m[i] = self.beta1 * self.m[i] + (1 - self.beta1) * g
             self.v[i] = self.beta2 * self.v[i] + (1 - self.beta2) * g * g
+            if self.v_max[i] is not None:
+                np.maximum(self.v_max[i], self.v[i], out=self.v_max[i])
             m_hat = self.m[i] / (1 - self.beta1 ** self.steps[i])
-            v_hat = self.v[i] / (1 - self.beta2 ** self.steps[i])
+            v_hat = (self.v[i] if self.v_max[i] is None else self.v_max[i]) / (1 - self.beta2 ** self.steps[i])
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
             versions.bump(p)
 
@@ -155,8 +160,8 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as PyTorch's `AdamW`: each step
     first shrinks the weights, p ← p − lr·weight_decay·p, then takes Adam's step on the bare gradient."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-        super().__init__(params, lr, betas, eps, weight_decay=0.0)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
+        super().__init__(params, lr, betas, eps, weight_decay=0.0, amsgrad=amsgrad)
         self.decoupled_weight_decay = weight_decay
 
     def step(self):
