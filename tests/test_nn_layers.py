@@ -420,6 +420,87 @@ def test_cross_entropy_ignore_index_and_label_smoothing_match_torch(reduction, s
         )
 
 
+CLASSIFICATION_CASES = {  # (logits shape, target kind, options)
+    "class weights": ((6, 4), "indices", {"weight": [0.2, 1.0, 3.0, 0.5]}),
+    "weights, ignore_index, smoothing": ((6, 4), "indices", {"weight": [0.2, 1.0, 3.0, 0.5], "ignore_index": 2, "label_smoothing": 0.1}),
+    "probabilities": ((6, 4), "probabilities", {}),
+    "probabilities, weights, smoothing": ((6, 4), "probabilities", {"weight": [0.2, 1.0, 3.0, 0.5], "label_smoothing": 0.2}),
+    "K-dimensional": ((2, 4, 3, 5), "indices", {"weight": [0.2, 1.0, 3.0, 0.5], "ignore_index": 1}),
+    "K-dimensional probabilities": ((2, 4, 3), "probabilities", {}),
+    "unbatched": ((4,), "indices", {}),
+    "unbatched probabilities": ((4,), "probabilities", {"label_smoothing": 0.3}),
+}
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape, kind, options", CLASSIFICATION_CASES.values(), ids=CLASSIFICATION_CASES.keys())
+def test_cross_entropy_and_nll_weights_probabilities_and_k_dimensions_match_torch(shape, kind, options, reduction):
+    """PyTorch's other forms of the classification losses: per-class weights (a weighted mean),
+    class-probability targets, (N, C, d1, ...) inputs with (N, d1, ...) targets, one unbatched
+    row; values and gradients (second order for the cross-entropy), module forms too."""
+    logits = rng().standard_normal(shape) * 2
+    target_shape = shape[:1] + shape[2:] if len(shape) > 1 else ()
+    target = rng(1).integers(0, 4, target_shape) if kind == "indices" else np.moveaxis(rng(1).dirichlet(np.ones(4), target_shape), -1, 1 if len(shape) > 1 else 0)
+    kw = {k: np.array(v) if k == "weight" else v for k, v in options.items()}
+    tkw = {k: torch.tensor(v) if k == "weight" else v for k, v in kw.items()}
+    _compare(
+        lambda z: F.cross_entropy(z, target, reduction=reduction, **kw),
+        lambda z: torch.nn.functional.cross_entropy(z, torch.tensor(target), reduction=reduction, **tkw),
+        [logits],
+        second=True,
+    )
+    mine, theirs = nn.CrossEntropyLoss(reduction=reduction, **kw), torch.nn.CrossEntropyLoss(reduction=reduction, **tkw).double()
+    np.testing.assert_allclose(mine(mg.tensor(logits), target).data, theirs(torch.tensor(logits), torch.tensor(target)).numpy(), atol=1e-12)
+    assert sorted(mine.state_dict()) == sorted(theirs.state_dict()), "the class weights are a buffer, as there"
+    if kind == "indices" and "label_smoothing" not in kw:
+        _compare(
+            lambda z: nn.NLLLoss(reduction=reduction, **kw)(F.log_softmax(z, dim=1 if len(shape) > 1 else 0), target),
+            lambda z: torch.nn.NLLLoss(reduction=reduction, **tkw)(torch.log_softmax(z, dim=1 if len(shape) > 1 else 0), torch.tensor(target)),
+            [logits],
+        )
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_weight_and_pos_weight_match_torch(reduction):
+    logits, targets = rng().standard_normal((5, 3)) * 2, rng(1).random((5, 3))
+    weight, pos_weight = rng(2).random((5, 3)) + 0.5, np.array([0.5, 2.0, 4.0])
+    for kw in ({"weight": weight}, {"pos_weight": pos_weight}, {"weight": weight[0], "pos_weight": pos_weight}):
+        tkw = {k: torch.tensor(v) for k, v in kw.items()}
+        _compare(
+            lambda z, t: F.binary_cross_entropy_with_logits(z, t, reduction=reduction, **kw),
+            lambda z, t: torch.nn.functional.binary_cross_entropy_with_logits(z, t, reduction=reduction, **tkw),
+            [logits, targets],
+            second=True,
+        )
+        mine, theirs = nn.BCEWithLogitsLoss(reduction=reduction, **kw), torch.nn.BCEWithLogitsLoss(reduction=reduction, **tkw)
+        np.testing.assert_allclose(mine(mg.tensor(logits), targets).data, theirs(torch.tensor(logits), torch.tensor(targets)).numpy(), atol=1e-12)
+        assert sorted(mine.state_dict()) == sorted(theirs.state_dict())
+    probabilities = 1 / (1 + np.exp(-logits))
+    _compare(
+        lambda p, t: F.binary_cross_entropy(p, t, weight=mg.tensor(weight), reduction=reduction),
+        lambda p, t: torch.nn.functional.binary_cross_entropy(p, t, weight=torch.tensor(weight), reduction=reduction),
+        [probabilities, targets],
+    )
+
+
+def test_loss_modules_take_torchs_argument_order_and_refuse_the_deprecated_ones():
+    logits, labels = rng().standard_normal((4, 3)), np.array([0, 2, 1, 2])
+    weight = [1.0, 2.0, 0.5]
+    np.testing.assert_allclose(  # positional: the class weights come first, as in PyTorch
+        nn.CrossEntropyLoss(weight)(mg.tensor(logits), labels).data, torch.nn.CrossEntropyLoss(torch.tensor(weight, dtype=torch.float64))(torch.tensor(logits), torch.tensor(labels)).numpy(), atol=1e-12
+    )
+    for make in (lambda: nn.CrossEntropyLoss(size_average=False), lambda: nn.MSELoss(reduce=False), lambda: F.nll_loss(mg.zeros(2, 3), [0, 1], reduce=True)):
+        with pytest.raises(ValueError, match="size_average= and reduce= are deprecated in PyTorch and not in minigrad; write reduction="):
+            make()
+    with pytest.raises(mg.ShapeError, match=r"cross_entropy: weight must have one entry per class, shape \(3,\), got \(2,\)"):
+        F.cross_entropy(mg.tensor(logits), labels, weight=[1.0, 2.0])
+    with pytest.raises(mg.ShapeError, match=r"input of shape \(2, 3, 4\) \(N, C, d1, ...\) needs class indices of shape \(2, 4\) \(N, d1, ...\), got \(2, 3\)"):
+        F.cross_entropy(mg.zeros(2, 3, 4), np.zeros((2, 3), dtype=np.int64))
+    with pytest.raises(mg.ShapeError, match=r"binary_cross_entropy_with_logits: weight of shape \(4,\) does not broadcast"):
+        F.binary_cross_entropy_with_logits(mg.zeros(2, 3), mg.zeros(2, 3), weight=np.ones(4))
+    assert np.isnan(F.cross_entropy(mg.tensor(logits), np.full(4, -100)).item()), "every row ignored: NaN, as in PyTorch"
+
+
 def test_embedding_padding_row_gets_no_gradient():
     emb = nn.Embedding(5, 3, padding_idx=-1, rng=rng())
     temb = torch.nn.Embedding(5, 3, padding_idx=4).double()
