@@ -642,15 +642,21 @@ class Tensor:
             )
         return bool(self.data)
 
-    def all(self):
-        if tracing.depth and self.requires_grad:
-            _refuse_while_tracing(self, ".all()", _BRANCH_ADVICE)
-        return bool(self.data.all())
+    def all(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Whether every element (along `axis`/`dim`) is nonzero: a bool tensor, as PyTorch's, which
+        `if x.all():` reads. Refused while tracing a tensor that needs grad, whose answer a trace
+        would keep for every later input."""
+        return self._truth("all", axis, keepdims, dim, keepdim)
 
-    def any(self):
+    def any(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Whether any element (along `axis`/`dim`) is nonzero: a bool tensor, as `all`."""
+        return self._truth("any", axis, keepdims, dim, keepdim)
+
+    def _truth(self, name, axis, keepdims, dim, keepdim):
         if tracing.depth and self.requires_grad:
-            _refuse_while_tracing(self, ".any()", _BRANCH_ADVICE)
-        return bool(self.data.any())
+            _refuse_while_tracing(self, f".{name}()", _BRANCH_ADVICE)
+        axis, keepdims = _axis_args(name, axis, keepdims, dim, keepdim)
+        return Tensor._result(np.asarray(getattr(self.data, name)(axis=axis, keepdims=keepdims)), None)
 
     # ----------------------------------------------------------------- reductions and shapes
     # Reductions take numpy's axis=/keepdims= and PyTorch's dim=/keepdim= alike.

@@ -1292,9 +1292,9 @@ def test_the_translation_tutorials_transformer_trains_and_decodes_as_written_and
     tutorial's masks, CrossEntropyLoss(ignore_index=PAD_IDX), betas (0.9, 0.98)), then the greedy
     decoder on a sentence: every loss, the weights and the decoded tokens."""
     vocab, PAD_IDX, BOS_IDX, EOS_IDX = 13, 1, 2, 3
-    batches = []
+    batches, rng = [], np.random.default_rng(5)  # its own draws: the decoded length below depends on the data
     for _ in range(3):
-        src, tgt = RNG.integers(4, vocab, (7, 4)), RNG.integers(4, vocab, (6, 4))
+        src, tgt = rng.integers(4, vocab, (7, 4)), rng.integers(4, vocab, (6, 4))
         src[0], tgt[0] = BOS_IDX, BOS_IDX
         src[5, 1], src[6, 1:3], tgt[4:, 2] = EOS_IDX, PAD_IDX, PAD_IDX  # sentences of different lengths, padded
         batches.append((src, tgt))
@@ -1318,7 +1318,7 @@ def test_the_translation_tutorials_transformer_trains_and_decodes_as_written_and
         decoded = greedy_decode(model, src, lib.zeros((7, 7)).type(lib.bool), max_len=9, start_symbol=BOS_IDX)
         results[lib.__name__] = (losses, np.asarray(decoded.numpy()).ravel().tolist())
     np.testing.assert_allclose(results["minigrad"][0], results["torch"][0], rtol=1e-10)
-    assert results["minigrad"][1] == results["torch"][1] and len(results["torch"][1]) > 2
+    assert results["minigrad"][1] == results["torch"][1] and len(results["torch"][1]) > 2, "more than BOS and EOS: the decoder's loop ran"
     theirs = models["torch"].state_dict()
     # 1e-9: the keys' share of in_proj_bias has gradient zero in exact arithmetic (softmax ignores a shift
     # common to a query's scores), and Adam's eps of 1e-9 turns that gradient's rounding (~1e-17) into steps of ~1e-10.
@@ -1717,3 +1717,15 @@ def test_the_dqn_tutorials_optimize_model_and_soft_update_run_as_written_and_agr
             np.testing.assert_allclose(value, theirs[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
     moved = mg.nn.utils.torch_state_dict(runs["minigrad"][0])["layer1.weight"] - start["layer1.weight"].numpy()
     assert np.abs(moved).max() > 1e-4, "the policy network trained"
+
+
+def test_all_and_any_are_bool_tensors_with_dims_as_torchs():
+    data = np.array([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]])
+    x, t = mg.tensor(data), torch.tensor(data)
+    for name in ("all", "any"):
+        for kw in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+            ours, theirs = getattr(x, name)(**kw), getattr(t, name)(**kw)
+            assert isinstance(ours, mg.Tensor) and ours.dtype == np.bool_ and ours.shape == tuple(theirs.shape), (name, kw)
+            np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(getattr(mg, name)(x, 1).data, getattr(torch, name)(t, 1).numpy())
+    assert not x.all() and x.any() and (x > -1).all(), "`if x.all():` reads the 0-d tensor"

@@ -77,7 +77,39 @@ class RNN(Module):
         return f"RNN({self.cell!r})"
 
 
-class LSTMCell(Module):
+def _gate_parameters(input_size, hidden_size, gates, bias, rng):
+    """PyTorch's parameters of one gated cell, drawn in its order: weight_ih (input, gates·hidden)
+    and weight_hh (hidden, gates·hidden) in minigrad's layout, bias_ih and bias_hh (None without
+    bias), all uniform in ±1/√hidden_size."""
+    bound, width = 1.0 / np.sqrt(hidden_size), gates * hidden_size
+    shapes = {"weight_ih": (input_size, width), "weight_hh": (hidden_size, width), "bias_ih": (width,), "bias_hh": (width,)}
+    return {name: Parameter(rng.uniform(-bound, bound, shape)) if bias or name.startswith("weight") else None for name, shape in shapes.items()}
+
+
+class _GatedCell(Module):
+    """What `LSTMCell` and `GRUCell` share: the parameters, the input check, the zero state."""
+
+    def __init__(self, input_size, hidden_size, bias=True, rng=None, dtype=np.float64):
+        for name, parameter in _gate_parameters(input_size, hidden_size, self._gates, bias, default_rng() if rng is None else rng).items():
+            setattr(self, name, parameter)
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    @property
+    def hidden_size(self):
+        return self.weight_hh.shape[0]
+
+    def _checked_state(self, x, state):
+        """`state` as given, or zeros for x's batch when None; x checked."""
+        if x.ndim not in (1, 2) or x.shape[-1] != self.weight_ih.shape[0]:
+            raise ShapeError(f"{type(self).__name__}: input must be (batch, {self.weight_ih.shape[0]}), got shape {x.shape}")
+        if state is not None:
+            return state
+        zeros = Tensor(np.zeros(x.shape[:-1] + (self.hidden_size,), dtype=self.weight_hh.dtype))
+        return (zeros, zeros) if self._gates == 4 else zeros
+
+
+class LSTMCell(_GatedCell):
     """One step of a long short-term memory (Hochreiter & Schmidhuber 1997), as PyTorch's `LSTMCell`.
 
     `forward(x, state=None)` takes `state = (h, c)` (zeros when None) and returns the new `(h, c)`:
@@ -87,28 +119,10 @@ class LSTMCell(Module):
     minigrad's layout (PyTorch's are transposed), all uniform in ±1/√hidden_size.
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, rng=None, dtype=np.float64):
-        rng = default_rng() if rng is None else rng
-        bound = 1.0 / np.sqrt(hidden_size)
-        self.weight_ih = Parameter(rng.uniform(-bound, bound, (input_size, 4 * hidden_size)))
-        self.weight_hh = Parameter(rng.uniform(-bound, bound, (hidden_size, 4 * hidden_size)))
-        self.bias_ih = Parameter(rng.uniform(-bound, bound, 4 * hidden_size)) if bias else None
-        self.bias_hh = Parameter(rng.uniform(-bound, bound, 4 * hidden_size)) if bias else None
-        if np.dtype(dtype) != np.float64:
-            self.to(dtype)
-
-    @property
-    def hidden_size(self):
-        return self.weight_hh.shape[0]
+    _gates = 4
 
     def forward(self, x, state=None):
-        n = self.hidden_size
-        if x.ndim not in (1, 2) or x.shape[-1] != self.weight_ih.shape[0]:
-            raise ShapeError(f"LSTMCell: input must be (batch, {self.weight_ih.shape[0]}), got shape {x.shape}")
-        if state is None:
-            zeros = Tensor(np.zeros(x.shape[:-1] + (n,), dtype=self.weight_hh.dtype))
-            state = (zeros, zeros)
-        h, c = state
+        h, c = self._checked_state(x, state)
         z = x @ self.weight_ih + h @ self.weight_hh
         if self.bias_ih is not None:
             z = z + (self.bias_ih + self.bias_hh)
@@ -140,31 +154,17 @@ def _gru_update(xz, hz, h):
     return new + z * (h - new)
 
 
-class GRUCell(Module):
+class GRUCell(_GatedCell):
     """One step of a gated recurrent unit (Cho et al. 2014), as PyTorch's `GRUCell`: reset and
     update gates and a candidate state from x W_ih + b_ih and h W_hh + b_hh, split in the order
     r, z, n; h' = (1 − z) n + z h. Two biases, as there: b_hh's n part is inside the reset gate's
     product, so the two do not add up to one. Weights (input, 3·hidden) and (hidden, 3·hidden) in
     minigrad's layout (PyTorch's are transposed), all uniform in ±1/√hidden_size."""
 
-    def __init__(self, input_size, hidden_size, bias=True, rng=None, dtype=np.float64):
-        rng = default_rng() if rng is None else rng
-        bound = 1.0 / np.sqrt(hidden_size)
-        self.weight_ih = Parameter(rng.uniform(-bound, bound, (input_size, 3 * hidden_size)))
-        self.weight_hh = Parameter(rng.uniform(-bound, bound, (hidden_size, 3 * hidden_size)))
-        self.bias_ih = Parameter(rng.uniform(-bound, bound, 3 * hidden_size)) if bias else None
-        self.bias_hh = Parameter(rng.uniform(-bound, bound, 3 * hidden_size)) if bias else None
-        if np.dtype(dtype) != np.float64:
-            self.to(dtype)
-
-    @property
-    def hidden_size(self):
-        return self.weight_hh.shape[0]
+    _gates = 3
 
     def forward(self, x, h=None):
-        if x.ndim not in (1, 2) or x.shape[-1] != self.weight_ih.shape[0]:
-            raise ShapeError(f"GRUCell: input must be (batch, {self.weight_ih.shape[0]}), got shape {x.shape}")
-        h = Tensor(np.zeros(x.shape[:-1] + (self.hidden_size,), dtype=self.weight_hh.dtype)) if h is None else h
+        h = self._checked_state(x, h)
         xz, hz = x @ self.weight_ih, h @ self.weight_hh
         if self.bias_ih is not None:
             xz, hz = xz + self.bias_ih, hz + self.bias_hh
@@ -196,13 +196,12 @@ class _Recurrent(Module):
         self.input_size, self.hidden_size, self.num_layers, self.bias = input_size, hidden_size, int(num_layers), bias
         self.batch_first, self.dropout, self.bidirectional = batch_first, dropout, bidirectional
         self.rng = rng = default_rng() if rng is None else rng
-        bound, width = 1.0 / np.sqrt(hidden_size), self._gates * hidden_size
         for layer in range(self.num_layers):
             n_in = input_size if layer == 0 else hidden_size * len(self._directions)
             for suffix in self._directions:
-                shapes = {"weight_ih": (n_in, width), "weight_hh": (hidden_size, width)} | ({"bias_ih": (width,), "bias_hh": (width,)} if bias else {})
-                for param, shape in shapes.items():
-                    setattr(self, f"{param}_l{layer}{suffix}", Parameter(rng.uniform(-bound, bound, shape)))
+                for name, parameter in _gate_parameters(n_in, hidden_size, self._gates, bias, rng).items():
+                    if parameter is not None:
+                        setattr(self, f"{name}_l{layer}{suffix}", parameter)
         if np.dtype(dtype) != np.float64:
             self.to(dtype)
 
