@@ -54,12 +54,23 @@ def where(condition, x, y):
     A condition computed from a tensor that `minigrad.jit.compile` is tracing (`where(x > 0, ...)`)
     is an input of the `select` primitive instead, so the compiled program recomputes the mask.
     """
+    if isinstance(x, (bool, int, float)) and isinstance(y, Tensor):
+        x = _scalar_like(x, y)
     x = x if isinstance(x, Tensor) else Tensor(x)
-    y = y if isinstance(y, Tensor) else Tensor(y, dtype=x.dtype)
+    y = y if isinstance(y, Tensor) else _scalar_like(y, x)
     if isinstance(condition, Tensor) and condition.requires_grad:  # a traced mask (see Tensor._compare)
         return ops.select(condition, x, y)
     condition = condition.data if isinstance(condition, Tensor) else condition
     return ops.where(x, y, condition=np.asarray(condition, dtype=bool))  # lists and numpy bools too
+
+
+def _scalar_like(value, other):
+    """`value` as a tensor beside the tensor `other`: a Python number takes other's dtype where it
+    fits (numpy's rule for Python scalars: 0.0 beside float32 is float32, 1.5 beside int64 is
+    float64), as a PyTorch scalar does; anything else is converted to other's dtype."""
+    if isinstance(value, (bool, int, float)):
+        return Tensor(np.asarray(value, dtype=np.result_type(other.dtype, value)))
+    return Tensor(value, dtype=other.dtype)
 
 
 def tril(x, diagonal=0):

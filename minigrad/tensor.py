@@ -757,6 +757,8 @@ class Tensor:
     def norm(self, p=2, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """The p-norm over all elements (or an axis): (Σ |x|^p)^(1/p); p=2 by default."""
         axis, keepdims = _axis_args("norm", axis, keepdims, dim, keepdim)
+        if p == 0:  # the count of nonzero entries, as PyTorch's; piecewise constant, so no gradient
+            return Tensor._result(np.asarray((self.data != 0).sum(axis=axis, keepdims=keepdims), dtype=self.dtype), None)
         if p == 1:
             return self.abs().sum(axis=axis, keepdims=keepdims)
         if p == float("inf"):

@@ -75,6 +75,18 @@ def test_layer_norm_matches_torch_with_its_parameters():
         np.testing.assert_allclose(ln.bias.grad.data, tln.bias.grad.numpy(), rtol=1e-10)
     with pytest.raises(mg.ShapeError, match=r"LayerNorm.*\(3, 4, 6\).*\(5,\)"):
         nn.LayerNorm(5)(mg.tensor(x))
+    for kw in ({"bias": False}, {"elementwise_affine": False}):
+        ln, tln = nn.LayerNorm(6, **kw), torch.nn.LayerNorm(6, **kw).double()
+        assert repr(ln) == repr(tln) and sorted(ln.state_dict()) == sorted(tln.state_dict())
+        if ln.weight is not None:
+            ln.load_state_dict({"weight": rng(3).standard_normal(6)}), tln.load_state_dict({"weight": torch.tensor(ln.weight.data)})
+        _compare(ln, tln, [x], second=True)
+
+
+def test_norm_with_p_zero_counts_the_nonzero_entries_as_torch():
+    x = np.array([[1.0, 0.0, -2.0], [0.0, 0.0, 3.0]])
+    for kw in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+        np.testing.assert_array_equal(mg.tensor(x).norm(0, **kw).data, torch.tensor(x).norm(0, **kw).numpy())
 
 
 def test_embedding_reads_rows_and_accumulates_repeated_ones():

@@ -3,7 +3,47 @@
 from . import functional, init, utils
 from .attention import MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 from .conv import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d, Upsample
-from .layers import ELU, GELU, MLP, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten
+from .layers import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    MLP,
+    SELU,
+    Dropout,
+    Embedding,
+    Flatten,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    Identity,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    PReLU,
+    ReLU,
+    ReLU6,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+    Unflatten,
+)
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -25,6 +65,6 @@ from .losses import (
     smooth_l1_loss,
 )
 from .module import LoadResult, Module, Parameter, StateDictError
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, RMSNorm
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .residual import ResidualBlock

@@ -70,6 +70,153 @@ def softplus(x, beta=1.0, threshold=20.0):
     return where(scaled > threshold, x, ops.softplus(scaled) / beta)
 
 
+# The activations below take PyTorch's `inplace=` and ignore it: the result is always a new tensor,
+# as the graph keeps the input. Masks pick each branch with `where`, and their comparisons are
+# PyTorch's own, so that the derivative at a corner (x = min_val, x = λ) is PyTorch's and NaN
+# falls through as it does there.
+def _scalar(x, value):
+    """`value` in x's dtype: a float32 activation stays float32."""
+    return x.dtype.type(value)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002  (PyTorch's names)
+    """x clipped to [min_val, max_val]: a cheap tanh. Unlike `clip`, the gradient is 0 at the two
+    corners themselves, as in PyTorch."""
+    x = _as_tensor(input)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    return where(x <= min_val, _scalar(x, min_val), where(x >= max_val, _scalar(x, max_val), x))
+
+
+def relu6(input, inplace=False):  # noqa: A002
+    """min(max(0, x), 6) (Howard et al. 2017): a ReLU whose output stays in a range that
+    low-precision arithmetic holds; `hardtanh(x, 0, 6)`, slope 0 at 0 and 6 as in PyTorch."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def prelu(input, weight):  # noqa: A002
+    """x where x > 0, weight·x elsewhere (He et al. 2015): a leaky ReLU whose slope is learned, one
+    shared by every entry or one per channel (axis 1; an input of fewer than 2 axes has one
+    channel). At 0 the slope is weight, as in PyTorch."""
+    return _prelu("prelu", input, weight)
+
+
+def _prelu(name, input, weight):  # noqa: A002
+    x, weight = _as_tensor(input), _as_tensor(weight)
+    if weight.size == 1:
+        slopes = weight.reshape(())
+    else:
+        channels = x.shape[1] if x.ndim >= 2 else 1
+        if weight.shape != (channels,):
+            raise ShapeError(f"{name}: weight of shape {weight.shape} must hold one slope, or one per channel: input of shape {x.shape} has {channels} channel(s) (axis 1)")
+        slopes = weight.reshape((channels,) + (1,) * (x.ndim - 2))
+    return where(x > 0, x, x * slopes)
+
+
+def mish(input, inplace=False):  # noqa: A002
+    """x·tanh(softplus(x)) (Misra 2019): smooth and non-monotonic like SiLU; softplus computed
+    without overflow."""
+    x = _as_tensor(input)
+    return x * ops.softplus(x).tanh()
+
+
+def hardsigmoid(input, inplace=False):  # noqa: A002
+    """relu6(x + 3) / 6: the piecewise-linear sigmoid of MobileNetV3 (Howard et al. 2019), 0 below
+    −3 and 1 above 3, slope 0 at ±3 as in PyTorch."""
+    x = _as_tensor(input)
+    return relu6(x + 3.0) / _scalar(x, 6.0)
+
+
+def hardswish(input, inplace=False):  # noqa: A002
+    """x·relu6(x + 3) / 6: MobileNetV3's cheap SiLU (Howard et al. 2019), 0 up to −3, x from 3.
+
+    The middle piece x(x + 3)/6 is computed on x where −3 < x < 3 and on 0 elsewhere, so that no
+    ∞ or NaN enters a branch whose value is not used (its zero gradient times ∞ would be NaN):
+    the slope is PyTorch's everywhere, 0 at −3 and below, 1 at 3 and above.
+    """
+    x = _as_tensor(input)
+    zero = _scalar(x, 0.0)
+    middle = where(x > -3.0, where(x < 3.0, x, zero), zero)
+    return where(x < 3.0, middle * (middle + 3.0) / _scalar(x, 6.0), x)
+
+
+def softsign(input):  # noqa: A002
+    """x / (1 + |x|): a tanh-like squashing whose tails approach ±1 polynomially, not exponentially."""
+    x = _as_tensor(input)
+    return x / (x.abs() + 1.0)
+
+
+def logsigmoid(input):  # noqa: A002
+    """log σ(x) = −softplus(−x), without overflow for large |x| (log(sigmoid(x)) is −inf from x ≈ −745)."""
+    x = _as_tensor(input)
+    return -ops.softplus(-x)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):  # noqa: A002
+    """scale · elu(x, α) with the constants of Klambauer et al. (2017), for which activations of
+    mean 0 and variance 1 stay so through a deep network ("self-normalising")."""
+    x = _as_tensor(input)
+    return elu(x, _SELU_ALPHA) * _scalar(x, _SELU_SCALE)
+
+
+def celu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """x where x > 0, α(e^(x/α) − 1) elsewhere (Barron 2017): ELU rescaled so that its slope is 1
+    at 0 whatever α, hence continuously differentiable; α · elu(x/α)."""
+    x = _as_tensor(input)
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (the negative branch divides x by it)")
+    return elu(x / _scalar(x, alpha)) * _scalar(x, alpha)
+
+
+def glu(input, dim=-1):  # noqa: A002
+    """a · σ(b), a and b the two halves of `input` along `dim` (Dauphin et al. 2017): the second
+    half gates the first."""
+    x = _as_tensor(input)
+    if x.ndim == 0:
+        raise ShapeError("glu: does not support a 0-d input (there is no axis to halve)")
+    axis = ops.single_axis(dim, x.ndim, "glu")
+    if x.shape[axis] % 2:
+        raise ShapeError(f"glu: the halved axis {dim} of input of shape {x.shape} must have an even length, got {x.shape[axis]}")
+    a, b = x.chunk(2, dim=axis)
+    return a * sigmoid(b)
+
+
+def softmin(input, dim):  # noqa: A002
+    """softmax(−x) along `dim`: weights that favour the smallest entries. `dim` is required
+    (PyTorch's implicit choice is deprecated)."""
+    return softmax(-_as_tensor(input), dim=dim)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    """x where x > threshold, `value` elsewhere (the gradient is 0 there)."""
+    x = _as_tensor(input)
+    return where(x <= threshold, _scalar(x, value), x)
+
+
+def tanhshrink(input):  # noqa: A002
+    """x − tanh(x): near 0 like x³/3, far away like x ∓ 1."""
+    x = _as_tensor(input)
+    return x - x.tanh()
+
+
+def softshrink(input, lambd=0.5):  # noqa: A002
+    """x − λ above λ, x + λ below −λ, 0 between: the proximal step of λ|x| (soft thresholding, as
+    in the lasso), x minus x clipped to [−λ, λ]. The gradient is 0 at ±λ, as in PyTorch."""
+    x = _as_tensor(input)
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be at least 0, got {lambd}")
+    return x - x.clip(-lambd, lambd)
+
+
+def hardshrink(input, lambd=0.5):  # noqa: A002
+    """x where |x| > λ, 0 elsewhere (hard thresholding); the gradient is 0 at ±λ, as in PyTorch."""
+    x = _as_tensor(input)
+    return where(x.abs() <= lambd, _scalar(x, 0.0), x)
+
+
 def one_hot(tensor, num_classes=-1):
     """Integer class indices as one-hot rows: shape (*tensor.shape, num_classes), int64, as
     `torch.nn.functional.one_hot` (num_classes=-1: one more than the largest index)."""
@@ -143,6 +290,138 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     out = centred / (var + eps).sqrt()
     out = out * weight.reshape(per_channel) if weight is not None else out
     return out + bias.reshape(per_channel) if bias is not None else out
+
+
+def _per_channel(name, x, **tensors):
+    """Check that each given tensor (weight, bias, running statistics) holds one value per channel
+    (axis 1) of x; returns the reshape that broadcasts such a tensor over x's other axes."""
+    channels = x.shape[1]
+    for what, given in tensors.items():
+        if given is not None and given.shape != (channels,):
+            raise ShapeError(f"{name}: {what} has shape {given.shape}; input of shape {x.shape} has {channels} channels, so it must be ({channels},)")
+    return (1, channels) + (1,) * (x.ndim - 2)
+
+
+def _scaled_and_shifted(out, weight, bias, shape):
+    out = out * weight.reshape(shape) if weight is not None else out
+    return out + bias.reshape(shape) if bias is not None else out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """Normalise each example's channels (axis 1) in `num_groups` groups, each group over its
+    channels and every spatial axis, then scale and shift per channel (Wu & He 2018):
+    (x − μ) / √(σ² + eps) · weight + bias, σ² biased. No statistic crosses the batch, so the output
+    of an example never depends on the others, and small batches normalise as well as large ones."""
+    return _group_norm("group_norm", input, num_groups, weight, bias, eps)
+
+
+def _group_norm(name, input, num_groups, weight, bias, eps):  # noqa: A002
+    x = _as_tensor(input)
+    if x.ndim < 2:
+        raise ShapeError(f"{name}: expects input of shape (N, C, ...), got shape {x.shape}")
+    n, channels = x.shape[:2]
+    if channels % num_groups:
+        raise ShapeError(f"{name}: the {channels} channels of input of shape {x.shape} must be divisible by num_groups={num_groups}")
+    shape = _per_channel(name, x, weight=weight, bias=bias)
+    grouped = x.reshape(n, num_groups, -1)
+    centred = grouped - grouped.mean(axis=-1, keepdims=True)
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    return _scaled_and_shifted((centred / (var + eps).sqrt()).reshape(x.shape), weight, bias, shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-5):  # noqa: A002
+    """Normalise each channel of each example (N, C, ...) over its spatial axes alone (Ulyanov et al.
+    2016), then scale and shift per channel: the style of one image does not leak into another.
+
+    It is `batch_norm` of the input seen as one example of N·C channels, as PyTorch computes it:
+    with `use_input_stats` each instance's own statistics, and running statistics, when given,
+    updated with their average over the batch; without, the running statistics normalise.
+    """
+    x = _as_tensor(input)
+    if x.ndim < 2:
+        raise ShapeError(f"instance_norm: expects input of shape (N, C, ...), got shape {x.shape}")
+    shape = _per_channel("instance_norm", x, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
+    n, channels = x.shape[:2]
+    if use_input_stats and x.data.size <= n * channels:
+        raise ValueError(f"instance_norm: expected more than 1 spatial element when training, got input of shape {x.shape}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("instance_norm: give running_mean and running_var together, or neither")
+    if not use_input_stats and running_mean is None:
+        raise ValueError("instance_norm: use_input_stats=False normalises with running_mean and running_var; both must be given")
+    tracked = running_mean is not None and use_input_stats
+    if tracked and tracing.depth and x.requires_grad:
+        _refuse_while_tracing(
+            x,
+            "InstanceNorm with running statistics in training mode",
+            "They would be updated once, at trace time. Call model.eval() before compiling, or run the training step without jit.compile.",
+        )
+    tiled = [None if s is None else Tensor(np.tile(s.data, n)) for s in (running_mean, running_var)]
+    out = batch_norm(x.reshape((1, n * channels) + x.shape[2:]), *tiled, training=use_input_stats, momentum=momentum, eps=eps)
+    if tracked:  # each instance's update, averaged over the batch
+        for stat, updated in zip((running_mean, running_var), tiled):
+            stat.data[...] = updated.data.reshape(n, channels).mean(axis=0)
+    return _scaled_and_shifted(out.reshape(x.shape), weight, bias, shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """x / √(mean(x²) + eps) · weight over the last axes (`normalized_shape`) (Zhang & Sennrich
+    2019): LayerNorm without the centring and the bias, cheaper and as good for transformers.
+    `eps=None` is the machine epsilon of the input's dtype, as in PyTorch."""
+    return _rms_norm("rms_norm", input, normalized_shape, weight, eps)
+
+
+def _rms_norm(name, input, normalized_shape, weight, eps):  # noqa: A002
+    x = _as_tensor(input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape) :] != shape:
+        raise ShapeError(f"{name}: input of shape {x.shape} does not end in normalized_shape {shape}")
+    if weight is not None and weight.shape != shape:
+        raise ShapeError(f"{name}: weight has shape {weight.shape}, it must be normalized_shape {shape}")
+    eps = np.finfo(x.dtype).eps if eps is None else eps
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x * ((x * x).mean(axis=axes, keepdims=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def _norm(name, x, p, dim, keepdim):
+    """The p-norm along `dim`: p > 0 or inf (p = 0, a count of the nonzero entries, has no gradient)."""
+    if not p > 0:
+        raise ValueError(f"{name}: p must be positive (or inf), got {p}")
+    return x.norm(p, axis=dim, keepdims=keepdim)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):  # noqa: A002
+    """x / max(‖x‖_p, eps) along `dim`: unit vectors, with eps keeping a zero vector zero instead of NaN."""
+    x = _as_tensor(input)
+    return x / _norm("normalize", x, p, dim, keepdim=True).clip(eps, None)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """⟨x1, x2⟩ / (‖x1‖ ‖x2‖) along `dim`, the inputs broadcast together first.
+
+    Computed as PyTorch does: each vector is divided by its norm (at least eps) before the dot
+    product, so nothing overflows and the result stays in [−1, 1]. PyTorch applies that floor
+    outside autograd, so its gradient is the unfloored norm's; so is this one's (the floor is added
+    as a detached correction).
+    """
+    a, b = _as_tensor(x1), _as_tensor(x2)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(f"cosine_similarity: inputs of shapes {a.shape} and {b.shape} do not broadcast together") from None
+
+    def unit(v):
+        v = v.broadcast_to(shape) if v.shape != shape else v
+        norm = v.norm(2, axis=dim, keepdims=True)
+        return v / (norm + (norm.clip(eps, None) - norm).detach())
+
+    return (unit(a) * unit(b)).sum(axis=dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """‖x1 − x2 + eps‖_p along the last axis, as PyTorch: eps is added to each difference, which
+    keeps the gradient defined where x1 = x2 (a norm has no derivative at 0)."""
+    return _norm("pairwise_distance", _as_tensor(x1) - x2 + eps, p, -1, keepdim)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, rng=None):

@@ -1,12 +1,14 @@
 """Layers: Linear, activations, Sequential and the multi-layer perceptron."""
 
+import collections.abc
+
 import numpy as np
 
 from ..creation import default_rng
 from ..errors import DtypeError, ShapeError
 from ..functional import where
 from ..tensor import Tensor, _refuse_while_tracing, tracing
-from .functional import elu, gelu, leaky_relu, silu, softplus  # module-level names: an import inside forward() costs 0.6 µs a call
+from .functional import _prelu, celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, selu, silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold  # module-level names: an import inside forward() costs 0.6 µs a call
 from .module import Module, Parameter, _tree
 
 
@@ -72,7 +74,7 @@ class Softmax(Module):
         return x.softmax(dim=self.dim)
 
     def __repr__(self):
-        return f"Softmax(dim={self.dim})"
+        return f"{type(self).__name__}(dim={self.dim})"
 
 
 class LogSoftmax(Softmax):
@@ -81,8 +83,12 @@ class LogSoftmax(Softmax):
     def forward(self, x):
         return x.log_softmax(dim=self.dim)
 
-    def __repr__(self):
-        return f"LogSoftmax(dim={self.dim})"
+
+class Softmin(Softmax):
+    """softmax(−x) along `dim` (PyTorch's `nn.Softmin`): weights favouring the smallest entries."""
+
+    def forward(self, x):
+        return softmin(x, self.dim)
 
 
 class LeakyReLU(Module):
@@ -129,6 +135,181 @@ class Softplus(Module):
         return f"Softplus(beta={self.beta}, threshold={self.threshold})"
 
 
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val] (see `functional.hardtanh`)."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        if max_val <= min_val:
+            raise ValueError(f"{type(self).__name__}: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, x):
+        return hardtanh(x, self.min_val, self.max_val)
+
+    def __repr__(self):
+        return _repr_with_inplace("Hardtanh", [f"min_val={self.min_val}", f"max_val={self.max_val}"], self.inplace)
+
+
+class ReLU6(Hardtanh):
+    """min(max(0, x), 6): Hardtanh(0, 6), as PyTorch defines it."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def __repr__(self):
+        return _repr_with_inplace("ReLU6", [], self.inplace)
+
+
+class PReLU(Module):
+    """A leaky ReLU whose negative slope is learned (He et al. 2015): `weight` holds one slope shared
+    by every channel (num_parameters=1) or one per channel (axis 1), each starting at `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=np.float64):
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(np.full(num_parameters, init))
+        if np.dtype(dtype) != np.float64:
+            self.to(dtype)
+
+    def forward(self, x):
+        return _prelu("PReLU", x, self.weight)
+
+    def __repr__(self):
+        return f"PReLU(num_parameters={self.num_parameters})"
+
+
+class _Activation(Module):
+    """`function` applied to the input: the activations with no setting of their own."""
+
+    function = None  # set by each subclass, as a staticmethod
+
+    def forward(self, x):
+        return self.function(x)
+
+
+class _InplaceActivation(_Activation):
+    """An activation whose only setting is PyTorch's `inplace=`."""
+
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
+    def __repr__(self):
+        return _repr_with_inplace(type(self).__name__, [], self.inplace)
+
+
+class _HardActivation(_InplaceActivation):
+    """Hardsigmoid and Hardswish, whose repr PyTorch shows without `inplace`."""
+
+    __repr__ = Module.__repr__
+
+
+class Mish(_InplaceActivation):
+    """x·tanh(softplus(x)) (Misra 2019)."""
+
+    function = staticmethod(mish)
+
+
+class SELU(_InplaceActivation):
+    """The self-normalising ELU of Klambauer et al. (2017) (see `functional.selu`)."""
+
+    function = staticmethod(selu)
+
+
+class Hardsigmoid(_HardActivation):
+    """relu6(x + 3) / 6, the piecewise-linear sigmoid of MobileNetV3."""
+
+    function = staticmethod(hardsigmoid)
+
+
+class Hardswish(_HardActivation):
+    """x·relu6(x + 3) / 6, the piecewise SiLU of MobileNetV3."""
+
+    function = staticmethod(hardswish)
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|)."""
+
+    function = staticmethod(softsign)
+
+
+class LogSigmoid(_Activation):
+    """log σ(x), computed without overflow."""
+
+    function = staticmethod(logsigmoid)
+
+
+class Tanhshrink(_Activation):
+    """x − tanh(x)."""
+
+    function = staticmethod(tanhshrink)
+
+
+class CELU(Module):
+    """The continuously differentiable ELU, α(e^(x/α) − 1) for x ≤ 0 (Barron 2017)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        return celu(x, self.alpha)
+
+    def __repr__(self):
+        return _repr_with_inplace("CELU", [f"alpha={self.alpha}"], self.inplace)
+
+
+class GLU(Module):
+    """The gated linear unit a · σ(b), a and b the halves of the input along `dim` (Dauphin et al. 2017)."""
+
+    def __init__(self, dim=-1):
+        self.dim = dim
+
+    def forward(self, x):
+        return glu(x, self.dim)
+
+    def __repr__(self):
+        return f"GLU(dim={self.dim})"
+
+
+class Threshold(Module):
+    """x where x > threshold, `value` elsewhere."""
+
+    def __init__(self, threshold, value, inplace=False):
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        return threshold(x, self.threshold, self.value)
+
+    def __repr__(self):
+        return _repr_with_inplace("Threshold", [f"threshold={self.threshold}", f"value={self.value}"], self.inplace)
+
+
+class _Shrink(Module):
+    """`function(x, lambd)`: the two shrinkage activations."""
+
+    function = None  # set by each subclass, as a staticmethod
+
+    def __init__(self, lambd=0.5):
+        self.lambd = lambd
+
+    def forward(self, x):
+        return self.function(x, self.lambd)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.lambd})"
+
+
+class Softshrink(_Shrink):
+    """Soft thresholding: x ∓ λ beyond ±λ, 0 between (see `functional.softshrink`)."""
+
+    function = staticmethod(softshrink)
+
+
+class Hardshrink(_Shrink):
+    """Hard thresholding: x where |x| > λ, 0 elsewhere."""
+
+    function = staticmethod(hardshrink)
+
+
 class Identity(Module):
     def forward(self, x):
         return x
@@ -164,6 +345,180 @@ class ModuleList(Module):
 
     def __repr__(self):
         return _tree(type(self).__name__, ((str(i), layer) for i, layer in enumerate(self.layers)))
+
+
+class _Entries(Module):
+    """What ModuleDict, ParameterList and ParameterDict share: each entry is an attribute of the
+    container, named by its key ("0", "1", ... in a ParameterList). Whatever walks a module's
+    attributes (`parameters()`, `state_dict()`, `modules()`, `train()`, the repr,
+    `nn.utils.torch_state_dict`) then finds the entries under PyTorch's names, `blocks.attn.weight`
+    for the entry "attn" of a ModuleDict `blocks`, `params.0` for a ParameterList `params`, with no
+    bookkeeping of its own; and `blocks.attn` reads an entry, as in PyTorch."""
+
+    _kind = Module  # what an entry is
+
+    def _entries(self):
+        return {key: value for key, value in vars(self).items() if isinstance(value, self._kind)}
+
+    def __len__(self):
+        return len(self._entries())
+
+    def _checked(self, key, value):
+        if not isinstance(value, self._kind):
+            raise TypeError(f"{type(self).__name__}: entry {key!r} must be a {self._kind.__name__}, got {type(value).__name__}")
+        return value
+
+
+class _Dict(_Entries):
+    """The mapping methods of ModuleDict and ParameterDict: entries in insertion order."""
+
+    _sorts_plain_dicts = False  # ParameterDict's update takes a plain dict's keys in sorted order, as PyTorch's
+
+    def __getitem__(self, key):
+        return self._entries()[key]
+
+    def __setitem__(self, key, value):
+        name = type(self).__name__
+        if not isinstance(key, str):
+            raise TypeError(f"{name}: keys must be strings, got {type(key).__name__} {key!r}")
+        if not key or "." in key:
+            raise KeyError(f"{name}: key {key!r} must be a non-empty string without '.' (state-dict names join keys with dots)")
+        if hasattr(self, key) and not isinstance(vars(self).get(key), self._kind):
+            raise KeyError(f"{name}: key {key!r} is already an attribute of {name} (a method or a setting); choose another key, as PyTorch requires")
+        setattr(self, key, self._checked(key, value))
+
+    def __delitem__(self, key):
+        if key not in self:
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key):
+        return key in self._entries()
+
+    def keys(self):
+        return self._entries().keys()
+
+    def items(self):
+        return self._entries().items()
+
+    def values(self):
+        return self._entries().values()
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self):
+        for key in list(self._entries()):
+            delattr(self, key)
+
+    def update(self, entries):
+        """Add or replace entries from a mapping or from (key, value) pairs."""
+        name = type(self).__name__
+        if isinstance(entries, (collections.abc.Mapping, _Dict)):
+            pairs = list(entries.items())
+            if self._sorts_plain_dicts and not isinstance(entries, (collections.OrderedDict, _Dict)):
+                pairs.sort(key=lambda pair: pair[0])
+        elif isinstance(entries, collections.abc.Iterable) and not isinstance(entries, (str, Tensor)):
+            pairs = list(entries)
+            for i, pair in enumerate(pairs):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise TypeError(f"{name}.update: element #{i} must be a (key, value) pair, got {pair!r}")
+        else:
+            raise TypeError(f"{name}.update: expects a mapping or an iterable of (key, value) pairs, got {type(entries).__name__}")
+        for key, value in pairs:
+            self[key] = value
+
+
+class ModuleDict(_Dict):
+    """Modules under string keys, in insertion order (PyTorch's `nn.ModuleDict`): index it by key,
+    iterate its keys, `items()`, `update()` it; the model owns their parameters. Calling it is for
+    its owner to define. A key may not be an attribute already ("keys", "training"), nor contain a dot."""
+
+    def __init__(self, modules=None):
+        if modules is not None:
+            self.update(modules)
+
+
+class _Parameters(_Entries):
+    """ParameterList and ParameterDict: a Tensor given becomes a Parameter, as in PyTorch."""
+
+    _kind = Parameter
+
+    def _checked(self, key, value):
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value.data)
+        return super()._checked(key, value)
+
+    def __repr__(self):
+        """PyTorch's description of each entry (with minigrad's dtype name), one line each."""
+        lines = [f"  ({key}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]" for key, p in self._entries().items()]
+        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)" if lines else f"{type(self).__name__}()"
+
+
+class ParameterList(_Parameters):
+    """A list of parameters that the model owns (PyTorch's `nn.ParameterList`): index it (a slice
+    gives a new ParameterList), assign to an index, iterate it, `append` and `extend` it. Its
+    state-dict names are the indices: `params.0`, `params.1`, ..."""
+
+    def __init__(self, values=None):
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, i):
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"ParameterList: indices must be integers or slices, got {type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"ParameterList: index {i} is out of range for {n} parameters")
+        return str(int(i) % n)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ParameterList(list(self)[i])
+        return vars(self)[self._index(i)]
+
+    def __setitem__(self, i, value):
+        key = self._index(i)
+        setattr(self, key, self._checked(key, value))
+
+    def __iter__(self):
+        return iter(self._entries().values())
+
+    def append(self, value):
+        key = str(len(self))
+        setattr(self, key, self._checked(key, value))
+        return self
+
+    def extend(self, values):
+        if isinstance(values, Tensor) or not isinstance(values, collections.abc.Iterable):
+            raise TypeError(f"ParameterList.extend: expects an iterable of parameters, got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+
+class ParameterDict(_Parameters, _Dict):
+    """Parameters under string keys (PyTorch's `nn.ParameterDict`): index it by key, iterate its
+    keys, `items()`, `get()`, `update()` it. As in PyTorch, a plain dict given to the constructor
+    or to `update` is added in the sorted order of its keys (an OrderedDict, a ParameterDict or a
+    list of pairs in their own order): that order is `parameters()`'s and `state_dict()`'s."""
+
+    _sorts_plain_dicts = True
+
+    def __init__(self, parameters=None):
+        if parameters is not None:
+            self.update(parameters)
+
+    def get(self, key, default=None):
+        return self._entries().get(key, default)
 
 
 class Sequential(ModuleList):
@@ -328,11 +683,11 @@ class LayerNorm(Module):
     """Normalise over the last axes (`normalized_shape`) to mean 0 and variance 1, then scale and
     shift per feature (Ba, Kiros & Hinton 2016): (x − μ) / √(σ² + eps) · weight + bias, σ² biased."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=np.float64):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-        self.normalized_shape, self.eps = shape, eps
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         self.weight = Parameter(np.ones(shape, dtype=dtype)) if elementwise_affine else None
-        self.bias = Parameter(np.zeros(shape, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape, dtype=dtype)) if elementwise_affine and bias else None
         if np.dtype(dtype) != np.float64:
             self.to(dtype)
 
@@ -344,8 +699,10 @@ class LayerNorm(Module):
         centred = x - x.mean(axis=axes, keepdims=True)
         var = (centred * centred).mean(axis=axes, keepdims=True)
         out = centred / (var + self.eps).sqrt()
-        return out * self.weight + self.bias if self.weight is not None else out
+        if self.weight is None:
+            return out
+        return out * self.weight + self.bias if self.bias is not None else out * self.weight
 
     def __repr__(self):
-        return f"LayerNorm({self.normalized_shape}, eps={self.eps})"
+        return f"LayerNorm({self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, bias={self.bias is not None})"
 ACTIVATIONS["gelu"] = GELU
