@@ -85,6 +85,7 @@ from .functional import (
     prod,
     relu,
     repeat,
+    repeat_interleave,
     reshape,
     sigmoid,
     sign,

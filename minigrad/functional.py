@@ -250,6 +250,26 @@ def chunk(x, chunks, dim=0):
     return split(x, builtins.max(1, -(-x.shape[ops.single_axis(dim, x.ndim, "chunk")] // int(chunks))), dim)
 
 
+def repeat_interleave(x, repeats, dim=None):
+    """Each slice along `dim` repeated in place, as `torch.repeat_interleave`: [a, b] with 2 is
+    [a, a, b, b] (`repeat` would give [a, b, a, b]); `dim=None` flattens first. An int repeats every
+    slice alike, by a broadcast and a reshape; a sequence gives each slice its own count, gathered by
+    index. Either way the gradient sums over the copies."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    axis = ops.single_axis(dim, x.ndim, "repeat_interleave")
+    n = x.shape[axis]
+    counts = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)) or (counts < 0).any():
+        raise ShapeError(f"repeat_interleave: repeats must be a non-negative int or one per slice ({n} along dim {dim} of shape {x.shape}), got {repeats!r}")
+    if counts.size == 1:
+        times = int(counts.reshape(()))
+        shape = x.shape[: axis + 1] + (times,) + x.shape[axis + 1 :]
+        return x.unsqueeze(axis + 1).broadcast_to(shape).reshape(x.shape[:axis] + (n * times,) + x.shape[axis + 1 :])
+    return x[(slice(None),) * axis + (np.repeat(np.arange(n), counts),)]
+
+
 def repeat(x, *sizes):
     """x tiled `sizes` times along each axis, as `torch.Tensor.repeat` (numpy's `tile`); extra leading
     sizes add axes. A broadcast and a reshape, so the gradient sums over the copies."""

@@ -927,6 +927,9 @@ class Tensor:
     def repeat(self, *sizes):
         return _functional.repeat(self, *sizes)
 
+    def repeat_interleave(self, repeats, dim=None):
+        return _functional.repeat_interleave(self, repeats, dim)
+
     def tril(self, diagonal=0):
         return _functional.tril(self, diagonal)
 

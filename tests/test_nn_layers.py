@@ -858,6 +858,31 @@ def test_scaled_dot_product_attention_matches_torch_to_second_order(options):
     )
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_query_attention_matches_torch_to_second_order(causal):
+    """enable_gqa: 6 query heads over 2 key and value heads (each serving 3), as Llama's attention."""
+    shapes = [(2, 6, 4, 5), (2, 2, 7, 5), (2, 2, 7, 3)] if not causal else [(2, 6, 4, 5), (2, 2, 4, 5), (2, 2, 4, 3)]
+    _compare(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True),
+        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True),
+        [rng(i).standard_normal(s) for i, s in enumerate(shapes)],
+        second=True,
+    )
+    q = mg.zeros(2, 4, 3, 5)
+    with pytest.raises(mg.ShapeError, match=r"enable_gqa needs .* query heads are a multiple of the key and value heads; got shapes \(2, 4, 3, 5\), \(2, 3, 3, 5\)"):
+        F.scaled_dot_product_attention(q, mg.zeros(2, 3, 3, 5), mg.zeros(2, 3, 3, 5), enable_gqa=True)
+
+
+@pytest.mark.parametrize("repeats, dim", [(2, None), (3, 1), ([1, 0, 2], 1), ([2, 1], 0), (2, -1)], ids=str)
+def test_repeat_interleave_matches_torch(repeats, dim):
+    x = rng().standard_normal((2, 3))
+    counts = torch.tensor(repeats) if isinstance(repeats, list) else repeats
+    _compare(lambda x: x.repeat_interleave(repeats, dim=dim), lambda x: x.repeat_interleave(counts, dim=dim), [x])
+    np.testing.assert_array_equal(mg.repeat_interleave(mg.tensor(x), repeats, dim).data, torch.repeat_interleave(torch.tensor(x), counts, dim).numpy())
+    with pytest.raises(mg.ShapeError, match=r"repeat_interleave: repeats must be a non-negative int or one per slice \(3 along dim 1"):
+        mg.tensor(x).repeat_interleave([1, 2], dim=1)
+
+
 def test_scaled_dot_product_attention_dropout_and_errors():
     q = mg.tensor(rng().standard_normal((2, 4, 3)))
     plain = F.scaled_dot_product_attention(q, q, q)
@@ -867,8 +892,6 @@ def test_scaled_dot_product_attention_dropout_and_errors():
         F.scaled_dot_product_attention(q, q[..., :2], q)
     with pytest.raises(ValueError, match="attn_mask or is_causal=True, not both"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((4, 4), dtype=bool), is_causal=True)
-    with pytest.raises(ValueError, match="enable_gqa"):
-        F.scaled_dot_product_attention(q, q, q, enable_gqa=True)
 
 
 INTERPOLATIONS = [

@@ -432,15 +432,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     `attn_mask` broadcasts to (..., L, S): a bool mask says which keys each query may attend to
     (True: attend), a float mask is added to the scores. `is_causal=True` lets query i attend to
     keys 0 … i only. `dropout_p` drops attention weights (always: pass 0.0 in evaluation, as in PyTorch).
+    `enable_gqa=True` lets key and value have fewer heads (axis −3) than the query, as in
+    grouped-query attention (Ainslie et al. 2023): each serves that many query heads in turn.
     """
     q, k, v = (x if isinstance(x, Tensor) else Tensor(x) for x in (query, key, value))
-    if enable_gqa:
-        raise ValueError("scaled_dot_product_attention: enable_gqa (grouped-query attention) is not supported in minigrad")
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(
             f"scaled_dot_product_attention: expects query (..., L, E), key (..., S, E) and value (..., S, Ev); "
             f"got shapes {q.shape}, {k.shape} and {v.shape}"
         )
+    if enable_gqa:  # grouped-query attention: each key and value head serves a group of query heads
+        if q.ndim < 3 or k.shape[-3] != v.shape[-3] or q.shape[-3] % k.shape[-3]:
+            raise ShapeError(f"scaled_dot_product_attention: enable_gqa needs (..., heads, T, E) inputs whose query heads are a multiple of the key and value heads; got shapes {q.shape}, {k.shape} and {v.shape}")
+        k, v = (x.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3) for x in (k, v))
     if is_causal:
         if attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both")
