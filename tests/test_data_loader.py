@@ -75,7 +75,7 @@ def test_any_dataset_with_len_and_getitem_is_batched_field_by_field():
 def test_bad_datasets_and_batch_sizes_get_clear_errors():
     with pytest.raises(mg.ShapeError, match=r"same first axis .* \[\(11, 2\), \(10,\)\]"):
         TensorDataset(X, Y[:10])
-    with pytest.raises(ValueError, match="batch_size must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="batch_size must be a positive int or None, got 0"):
         DataLoader(TensorDataset(X), batch_size=0)
 
     class Ragged:
@@ -85,7 +85,7 @@ def test_bad_datasets_and_batch_sizes_get_clear_errors():
         def __getitem__(self, i):
             return np.zeros(i + 1), i
 
-    with pytest.raises(mg.ShapeError, match=r"examples \(field 0\) of a batch must have one shape .* \[\(1,\), \(2,\)\] among examples \[0, 1\]"):
+    with pytest.raises(mg.ShapeError, match=r"field 0 of the examples of a batch must have one shape .* \[\(1,\), \(2,\)\].* \(examples \[0, 1\]\)"):
         next(iter(DataLoader(Ragged(), batch_size=2)))
 
 
@@ -235,3 +235,92 @@ def test_what_is_torch_nn_really_runs_as_written_and_agrees_with_torch():
     assert scratch[1] > 0.5, "the logistic model from scratch learns the digits"
     assert len(losses) == 10
     np.testing.assert_allclose(losses, t_losses, rtol=1e-8)
+
+
+# --------------------------------------------------------------------------- Dataset, collation, samplers, splits
+class _Pairs:
+    """A map-style dataset written as PyTorch's tutorial "Datasets & DataLoaders" writes one, for
+    either library: dict examples holding an array, a float, an int label and a string."""
+
+    def __init__(self, data):
+        class Pairs(data.Dataset):
+            def __init__(self, n):
+                self.n = n
+
+            def __len__(self):
+                return self.n
+
+            def __getitem__(self, idx):
+                return {"image": np.full((2, 3), idx, dtype=np.float32), "weight": idx / 2, "label": idx % 3, "name": f"item{idx}"}
+
+        self.dataset = Pairs(7)
+
+
+def _plain(batch):
+    """A collated batch with tensors as numpy arrays (either library's), to compare."""
+    if isinstance(batch, dict):
+        return {k: _plain(v) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)) and batch and isinstance(batch[0], str):
+        return list(batch)
+    if isinstance(batch, (list, tuple)):
+        return [_plain(v) for v in batch]
+    array = batch.numpy() if isinstance(batch, torch.Tensor) else batch.data
+    return (array, str(array.dtype))
+
+
+def test_dataset_subclasses_and_default_collate_match_torchs():
+    kw = [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=None), dict(batch_size=2, sampler=[6, 0, 3, 3, 1]), dict(batch_size=4, num_workers=2, pin_memory=True)]
+    for options in kw:
+        ours = list(DataLoader(_Pairs(mg.data).dataset, **options))
+        theirs = list(torch.utils.data.DataLoader(_Pairs(torch.utils.data).dataset, **options))
+        assert len(ours) == len(theirs) == len(DataLoader(_Pairs(mg.data).dataset, **options)), options
+        for a, b in zip(ours, theirs):
+            if options["batch_size"] is None:  # the examples themselves, uncollated
+                assert a["name"] == b["name"] and a["label"] == b["label"]
+                continue
+            pa, pb = _plain(a), _plain(b)
+            assert pa["name"] == pb["name"] and pa.keys() == pb.keys()
+            for key in ("image", "weight", "label"):
+                np.testing.assert_array_equal(pa[key][0], pb[key][0])
+                assert pa[key][1] == pb[key][1], (key, pa[key][1], pb[key][1])  # float32, float64, int64 as torch's
+
+
+def test_collate_fn_subset_concat_and_random_split_match_torchs():
+    def pad(batch):  # a collate_fn that pads sequences of different lengths, as NLP code writes one
+        width = max(len(seq) for seq, _ in batch)
+        return mg.tensor(np.stack([np.pad(seq, (0, width - len(seq))) for seq, _ in batch])), mg.tensor([label for _, label in batch])
+
+    ragged = [(np.arange(1.0, k + 1), k % 2) for k in (3, 1, 4, 2)]
+    (x, y), *_ = DataLoader(ragged, batch_size=3, collate_fn=pad)
+    np.testing.assert_array_equal(x.data, [[1, 2, 3, 0], [1, 0, 0, 0], [1, 2, 3, 4]])
+    assert y.data.tolist() == [1, 1, 0]
+    ours, theirs = _Pairs(mg.data).dataset, _Pairs(torch.utils.data).dataset
+    for mine, other in [
+        (mg.data.Subset(ours, [5, 1, 1]), torch.utils.data.Subset(theirs, [5, 1, 1])),
+        (mg.data.ConcatDataset([ours, mg.data.Subset(ours, [2])]), torch.utils.data.ConcatDataset([theirs, torch.utils.data.Subset(theirs, [2])])),
+        (ours + ours, theirs + theirs),
+    ]:
+        assert len(mine) == len(other) and [mine[i]["name"] for i in range(len(mine))] == [other[i]["name"] for i in range(len(other))]
+        assert mine[-1]["name"] == other[-1]["name"]
+    for lengths in ([3, 4], [0.5, 0.5], [0.3, 0.3, 0.4], [0.1, 0.9]):
+        parts = mg.data.random_split(ours, lengths, generator=np.random.default_rng(0))
+        tparts = torch.utils.data.random_split(theirs, lengths, generator=torch.Generator().manual_seed(0))
+        assert [len(p) for p in parts] == [len(p) for p in tparts], lengths
+        assert sorted(i for p in parts for i in p.indices) == list(range(7)), "a partition of the examples"
+    again = mg.data.random_split(ours, [3, 4], generator=np.random.default_rng(0))
+    assert [p.indices for p in again] == [p.indices for p in mg.data.random_split(ours, [3, 4], generator=np.random.default_rng(0))]
+
+
+def test_dataset_and_loader_options_refuse_what_they_cannot_do():
+    with pytest.raises(NotImplementedError, match="Plain: a Dataset subclass must define __getitem__"):
+        type("Plain", (mg.data.Dataset,), {})()[0]
+    with pytest.raises(ValueError, match="sampler and shuffle=True are mutually exclusive"):
+        DataLoader(TensorDataset(X), sampler=[0, 1], shuffle=True)
+    with pytest.raises(ValueError, match="batch_sampler is not supported in minigrad"):
+        DataLoader(TensorDataset(X), batch_sampler=[[0, 1]])
+    with pytest.raises(ValueError, match=r"random_split: the lengths \[3, 3\] must be non-negative ints adding up to the dataset's 11 examples"):
+        mg.data.random_split(TensorDataset(X), [3, 3])
+    with pytest.raises(IndexError, match="ConcatDataset: index 22 is out of range for 22 examples"):
+        mg.data.ConcatDataset([TensorDataset(X), TensorDataset(X)])[22]
+    with pytest.raises(mg.ShapeError, match=r"field 'a' of the examples of a batch must have one shape .*\(examples \[0, 1\]\)"):
+        next(iter(DataLoader([{"a": np.zeros(1)}, {"a": np.zeros(2)}], batch_size=2)))

@@ -5,7 +5,8 @@
   licence and attribution).
 * `load_text()`: a short English text written for these examples, for character-level models.
 
-and minibatches of any data set, as `torch.utils.data` has them: `TensorDataset(x, y)` and
+and minibatches of any data set, as `torch.utils.data` has them: `Dataset` to subclass,
+`TensorDataset(x, y)`, `Subset`, `ConcatDataset`, `random_split`, `default_collate` and
 `DataLoader(dataset, batch_size=64, shuffle=True)` (see `minigrad.data.loader`).
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .loader import DataLoader, TensorDataset
+from .loader import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split
 
 HERE = Path(__file__).resolve().parent
 
