@@ -513,6 +513,23 @@ def test_loss_modules_take_torchs_argument_order_and_refuse_the_deprecated_ones(
     assert np.isnan(F.cross_entropy(mg.tensor(logits), np.full(4, -100)).item()), "every row ignored: NaN, as in PyTorch"
 
 
+@pytest.mark.parametrize("freeze, padding_idx", [(True, None), (False, None), (False, 2)])
+def test_embedding_from_pretrained_matches_torch(freeze, padding_idx):
+    vectors = rng().standard_normal((5, 3))
+    mine = nn.Embedding.from_pretrained(mg.tensor(vectors), freeze=freeze, padding_idx=padding_idx)
+    theirs = torch.nn.Embedding.from_pretrained(torch.tensor(vectors), freeze=freeze, padding_idx=padding_idx)
+    assert repr(mine) == repr(theirs) and mine.weight.requires_grad == theirs.weight.requires_grad and mine.padding_idx == theirs.padding_idx
+    idx = np.array([[0, 2], [4, 2]])
+    out, tout = mine(idx), theirs(torch.tensor(idx))
+    np.testing.assert_array_equal(out.data, tout.detach().numpy())
+    if not freeze:
+        (out * out).sum().backward(), (tout * tout).sum().backward()
+        np.testing.assert_allclose(mine.weight.grad.data, theirs.weight.grad.numpy(), rtol=1e-12)
+    assert nn.Embedding.from_pretrained(vectors).weight.data is not vectors, "a copy: training never writes into the caller's array"
+    with pytest.raises(mg.ShapeError, match=r"from_pretrained: embeddings must be \(num_embeddings, embedding_dim\), got shape \(5,\)"):
+        nn.Embedding.from_pretrained(vectors[:, 0])
+
+
 def test_embedding_padding_row_gets_no_gradient():
     emb = nn.Embedding(5, 3, padding_idx=-1, rng=rng())
     temb = torch.nn.Embedding(5, 3, padding_idx=4).double()

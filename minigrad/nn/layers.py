@@ -652,6 +652,21 @@ class Embedding(Module):
         if np.dtype(dtype) != np.float64:
             self.to(dtype)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """A table holding a copy of `embeddings` (num_embeddings, embedding_dim), word vectors
+        trained elsewhere, as PyTorch's: frozen (no gradient, so no optimizer moves them) unless
+        `freeze=False`; a `padding_idx` row keeps its values but gets no gradient."""
+        array = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        if array.ndim != 2:
+            raise ShapeError(f"Embedding.from_pretrained: embeddings must be (num_embeddings, embedding_dim), got shape {array.shape}")
+        layer = cls.__new__(cls)  # not __init__: no random table drawn only to be replaced
+        layer.weight = Parameter(array, requires_grad=not freeze)
+        if padding_idx is not None and not -len(array) <= padding_idx < len(array):
+            raise ValueError(f"Embedding.from_pretrained: padding_idx {padding_idx} is not a row of a table of {len(array)}")
+        layer.padding_idx = None if padding_idx is None else int(padding_idx) % len(array)
+        return layer
+
     def forward(self, indices):
         if tracing.depth and isinstance(indices, Tensor) and indices.requires_grad:
             _refuse_while_tracing(
