@@ -1,6 +1,7 @@
 """Operations on several tensors, and numerically careful compositions of primitives."""
 
 import builtins
+import collections
 
 import numpy as np
 
@@ -404,3 +405,448 @@ reshape, transpose, permute, flatten, unsqueeze, squeeze, flip, clip = map(
     _method, "reshape transpose permute flatten unsqueeze squeeze flip clip".split()
 )
 clamp = clip
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _integers(name, index, what="index"):
+    """An integer index (a tensor or data) as a numpy array, or an error naming `name`."""
+    index = np.asarray(index.data if isinstance(index, Tensor) else index)
+    if index.dtype.kind not in "iu":
+        raise ShapeError(f"{name}: {what} must hold integers, got dtype {index.dtype}")
+    return index
+
+
+def _along(x, dim, index):
+    """x indexed by `index` (an int, a slice or an integer array) along the axis `dim`."""
+    return x[(slice(None),) * dim + (index,)]
+
+
+def index_select(input, dim, index):  # noqa: A002  (PyTorch's names)
+    """The slices of input at the positions `index` (a 1-D integer tensor) along `dim`
+    (`torch.index_select`); repeated positions add their gradients."""
+    x = _tensor(input)
+    dim = ops.single_axis(dim, x.ndim, "index_select")
+    index = _integers("index_select", index)
+    n = x.shape[dim] if x.ndim else 1
+    if index.ndim > 1 or (index.size and not (0 <= index.min() and index.max() < n)) or (x.ndim == 0 and index.size != 1):
+        raise ShapeError(f"index_select: index must be 1-D with values in [0, {n}) for dim {dim} of shape {x.shape}, got shape {index.shape} and {index.tolist()}")
+    return _along(x, dim, index.reshape(-1)) if x.ndim else x  # a 0-d input is its only element
+
+
+def masked_select(input, mask):  # noqa: A002  (PyTorch's names)
+    """The elements of input where the boolean `mask` (broadcast with it) is true, as a 1-D tensor
+    in row-major order (`torch.masked_select`)."""
+    x = _tensor(input)
+    mask = np.asarray(_constant("masked_select", mask) if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ShapeError(f"masked_select: mask must be a bool tensor, got dtype {mask.dtype}")
+    try:
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ShapeError(f"masked_select: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
+    return x.broadcast_to(shape)[np.nonzero(np.broadcast_to(mask, shape))]
+
+
+def take_along_dim(input, indices, dim=None):  # noqa: A002  (PyTorch's names)
+    """Elements picked along `dim` by `indices` (`torch.take_along_dim`): `gather` with the other
+    axes broadcast; `dim=None` picks from the flattened input."""
+    x = _tensor(input)
+    index = _integers("take_along_dim", indices, "indices")
+    if dim is None:
+        return gather(x.reshape(-1), 0, index.reshape(-1))
+    dim = ops.single_axis(dim, x.ndim, "take_along_dim")
+    if index.ndim != x.ndim:
+        raise ShapeError(f"take_along_dim: input and indices need the same number of dimensions, got shapes {x.shape} and {index.shape}")
+    try:
+        shape = list(np.broadcast_shapes(x.shape[:dim] + (1,) + x.shape[dim + 1 :], index.shape[:dim] + (1,) + index.shape[dim + 1 :]))
+    except ValueError:
+        raise ShapeError(f"take_along_dim: shapes {x.shape} and {index.shape} do not broadcast outside dim {dim}") from None
+    x_shape, index_shape = list(shape), list(shape)
+    x_shape[dim], index_shape[dim] = x.shape[dim], index.shape[dim]
+    return gather(x.broadcast_to(tuple(x_shape)), dim, np.broadcast_to(index, index_shape))
+
+
+def narrow(input, dim, start, length):  # noqa: A002  (PyTorch's names)
+    """The `length` slices from `start` (negative counts from the end) along `dim` (`torch.narrow`)."""
+    x = _tensor(input)
+    dim = ops.single_axis(dim, x.ndim, "narrow")
+    n = x.shape[dim]
+    start = int(start.item() if isinstance(start, Tensor) else start)
+    begin = start + n if start < 0 else start
+    if not (0 <= begin <= n and 0 <= length <= n - begin):
+        raise ShapeError(f"narrow: start {start} and length {length} do not fit dim {dim} of length {n} (shape {x.shape})")
+    return _along(x, dim, slice(begin, begin + length))
+
+
+def _dims(name, dims, ndim):
+    """`dims` (an int or a sequence) as a list of non-negative axes, in the order given, without repeats."""
+    dims = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
+            raise ShapeError(f"{name}: dim {d!r} is out of range for a tensor with {ndim} dimensions")
+        out.append(int(d) % builtins.max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{name}: repeated dim in {dims}")
+    return out
+
+
+def movedim(input, source, destination):  # noqa: A002  (PyTorch's names)
+    """The axes `source` moved to the positions `destination`, the others keeping their order
+    (`torch.movedim`, numpy's `moveaxis`): a permutation."""
+    x = _tensor(input)
+    src, dst = _dims("movedim", source, x.ndim), _dims("movedim", destination, x.ndim)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source {source} and destination {destination} need the same number of dims")
+    order = [d for d in range(x.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return x.permute(order) if x.ndim else x
+
+
+moveaxis = movedim
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002  (PyTorch's names)
+    """The two axes exchanged (`torch.swapaxes`): a transpose."""
+    return _tensor(input).swapaxes(axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):  # noqa: A002  (PyTorch's names)
+    """`swapaxes` under PyTorch's other name."""
+    return swapaxes(input, dim0, dim1)
+
+
+def unflatten(input, dim, sizes):  # noqa: A002  (PyTorch's names)
+    """The axis `dim` split into axes of the given `sizes` (one may be -1), the inverse of
+    `flatten` (`torch.unflatten`): a reshape."""
+    x = _tensor(input)
+    dim = ops.single_axis(dim, x.ndim, "unflatten")
+    sizes = [int(s) for s in sizes]
+    known = int(np.prod([s for s in sizes if s != -1]))
+    n = x.shape[dim]
+    if not sizes or sizes.count(-1) > 1 or builtins.any(s < -1 for s in sizes) or (n != known if -1 not in sizes else known == 0 or n % known):
+        raise ShapeError(f"unflatten: sizes {sizes} do not split dim {dim} of length {n} (shape {x.shape})")
+    sizes = [n // known if s == -1 else s for s in sizes]
+    return x.reshape(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1 :])
+
+
+def clone(input):  # noqa: A002  (PyTorch's names)
+    """A copy with its own data, in the graph (`torch.clone`)."""
+    return _tensor(input).clone()
+
+
+def _constant(name, x):
+    """x's data, refusing a traced tensor: a compiled program could not recompute what is made of it."""
+    if tracing.depth and x.requires_grad:
+        _refuse_while_tracing(x, name, f"Compute {name} outside the compiled function.")
+    return x.data
+
+
+def nonzero(input, *, as_tuple=False):  # noqa: A002  (PyTorch's names)
+    """Where input is nonzero (`torch.nonzero`): an int64 (N, ndim) tensor of indices, or with
+    `as_tuple=True` one 1-D int64 tensor per axis. Positions, not differentiated."""
+    data = _constant("nonzero", _tensor(input))
+    if as_tuple:
+        return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))
+    return Tensor(np.argwhere(data).astype(np.int64))
+
+
+def argwhere(input):  # noqa: A002  (PyTorch's names)
+    """`nonzero(input)`: the (N, ndim) int64 indices of the nonzero elements (`torch.argwhere`)."""
+    return nonzero(input)
+
+
+def count_nonzero(input, dim=None):  # noqa: A002  (PyTorch's names)
+    """How many elements are nonzero, over every element or along `dim` (an int or a tuple), as
+    int64 (`torch.count_nonzero`)."""
+    x = _tensor(input)
+    axes = ops.normalize_axis(dim, x.ndim, "count_nonzero")
+    return Tensor(np.asarray(np.count_nonzero(_constant("count_nonzero", x), axis=axes), dtype=np.int64))
+
+
+def roll(input, shifts, dims=None):  # noqa: A002  (PyTorch's names)
+    """The elements shifted cyclically by `shifts` along `dims` (`torch.roll`); without `dims`, the
+    flattened tensor rolled and put back in shape. A gather by index, one per axis."""
+    x = _tensor(input)
+    shifts = [shifts] if isinstance(shifts, (int, np.integer)) else list(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise ShapeError(f"roll: without dims, shifts must be one int, got {shifts}")
+        return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+    dims = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
+    if len(shifts) != len(dims) or not dims:
+        raise ShapeError(f"roll: needs one shift per dim, got shifts {shifts} and dims {dims}")
+    for shift, dim in zip(shifts, dims):
+        dim = ops.single_axis(dim, x.ndim, "roll")
+        n = x.shape[dim]
+        x = _along(x, dim, (np.arange(n) - int(shift)) % builtins.max(n, 1))
+    return x
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002  (PyTorch's names)
+    """The n-th forward difference along `dim`, out[i] = x[i + 1] − x[i] applied n times
+    (`torch.diff`), after `prepend` and `append` are joined on along `dim`."""
+    x = _tensor(input)
+    if x.ndim == 0:
+        raise ShapeError("diff: needs at least one dimension, got a 0-d tensor")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ShapeError(f"diff: n must be a non-negative int, got {n!r}")
+    dim = ops.single_axis(dim, x.ndim, "diff")
+    extra = [_tensor(t) for t in (prepend, append) if t is not None]
+    if builtins.any(t.ndim != x.ndim or t.shape[:dim] + t.shape[dim + 1 :] != x.shape[:dim] + x.shape[dim + 1 :] for t in extra):
+        raise ShapeError(f"diff: prepend and append must match the input's shape {x.shape} except along dim {dim}, got {[t.shape for t in extra]}")
+    x = concatenate([t for t in (prepend, x, append) if t is not None], axis=dim) if extra else x
+    for _ in range(n):
+        x = _along(x, dim, slice(1, None)) - _along(x, dim, slice(None, -1))
+    return x
+
+
+def diag(input, diagonal=0):  # noqa: A002  (PyTorch's names)
+    """A vector made the `diagonal`-th diagonal of a square matrix of zeros, or a matrix's
+    `diagonal`-th diagonal as a vector (`torch.diag`)."""
+    x = _tensor(input)
+    if x.ndim == 2:
+        return x.diagonal(diagonal)
+    if x.ndim != 1:
+        raise ShapeError(f"diag: expects a vector or a matrix, got shape {x.shape}")
+    n = len(x)
+    rows, cols = np.ogrid[: n + builtins.abs(int(diagonal)), : n + builtins.abs(int(diagonal))]
+    padded = concatenate([x, Tensor(np.zeros(1, dtype=x.dtype))])  # the off-diagonal places pick the zero
+    return padded[np.where(cols - rows == diagonal, np.minimum(rows, cols), n)]
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002  (PyTorch's names)
+    """The `offset`-th diagonal of the matrices along `dim1` and `dim2`, as the last axis
+    (`torch.diagonal`): above the main one for offset > 0, below for offset < 0."""
+    x = _tensor(input)
+    if x.ndim < 2:
+        raise ShapeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
+    dims = _dims("diagonal", (dim1, dim2), x.ndim)
+    x = movedim(x, dims, (-2, -1))
+    below, right = builtins.max(-offset, 0), builtins.max(offset, 0)
+    steps = np.arange(builtins.max(builtins.min(x.shape[-2] - below, x.shape[-1] - right), 0))
+    return x[(slice(None),) * (x.ndim - 2) + (steps + below, steps + right)]
+
+
+def trace(input):  # noqa: A002  (PyTorch's names)
+    """The sum of a matrix's main diagonal (`torch.trace`: 2-D only)."""
+    (x,) = _rank("trace", (input,), (2,))
+    return diagonal(x).sum()
+
+
+def tril_indices(row, col, offset=0, *, dtype=np.int64):
+    """The (2, N) indices, row by row, of the lower triangle (on and below the `offset`-th
+    diagonal) of a row × col matrix (`torch.tril_indices`)."""
+    return Tensor(np.stack(np.tril_indices(_size("tril_indices", row, "row"), offset, _size("tril_indices", col, "col"))).astype(dtype))
+
+
+def triu_indices(row, col, offset=0, *, dtype=np.int64):
+    """The (2, N) indices, row by row, of the upper triangle (on and above the `offset`-th
+    diagonal) of a row × col matrix (`torch.triu_indices`)."""
+    return Tensor(np.stack(np.triu_indices(_size("triu_indices", row, "row"), offset, _size("triu_indices", col, "col"))).astype(dtype))
+
+
+def _size(name, n, what):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ShapeError(f"{name}: {what} must be a non-negative int, got {n!r}")
+    return int(n)
+
+
+def _at_least(tensors, ndim, name):
+    """The tensors reshaped to at least `ndim` axes where numpy's `atleast_1d`/`_2d`/`_3d` put the
+    new ones: (n,) becomes (1, n) and (1, n, 1), (m, n) becomes (m, n, 1)."""
+    at_least = {1: np.atleast_1d, 2: np.atleast_2d, 3: np.atleast_3d}[ndim]
+    return [t.reshape(at_least(np.broadcast_to(np.empty((), dtype=bool), t.shape)).shape) for t in _tensors(name, tensors)]
+
+
+def hstack(tensors):
+    """Tensors joined column-wise (`torch.hstack`): along axis 0 for vectors, 1 otherwise."""
+    tensors = _at_least(tensors, 1, "hstack")
+    return concatenate(tensors, axis=0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """Tensors joined row-wise (`torch.vstack`): vectors become rows, then along axis 0."""
+    return concatenate(_at_least(tensors, 2, "vstack"), axis=0)
+
+
+def dstack(tensors):
+    """Tensors joined depth-wise (`torch.dstack`): made at least 3-D, then along axis 2."""
+    return concatenate(_at_least(tensors, 3, "dstack"), axis=2)
+
+
+def column_stack(tensors):
+    """Tensors joined as columns (`torch.column_stack`): scalars and vectors become columns, then
+    along axis 1."""
+    return concatenate([t.reshape(-1, 1) if t.ndim < 2 else t for t in _tensors("column_stack", tensors)], axis=1)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to their common shape (`torch.broadcast_tensors`)."""
+    tensors = [_tensor(t) for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        raise ShapeError(f"broadcast_tensors: shapes {[t.shape for t in tensors]} do not broadcast together") from None
+    return tuple(t.broadcast_to(shape) for t in tensors)
+
+
+def block_diag(*tensors):
+    """The tensors (scalars, vectors as rows, matrices) down the diagonal of a matrix of zeros
+    (`torch.block_diag`): each block is padded with zeros left and right, then the rows joined."""
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in (_tensor(t) for t in tensors)]
+    if builtins.any(b.ndim > 2 for b in blocks):
+        raise ShapeError(f"block_diag: takes tensors of at most 2 dimensions, got shapes {[b.shape for b in blocks]}")
+    if not blocks:
+        return Tensor(np.zeros((1, 0)))
+    dtype = np.result_type(*(b.dtype for b in blocks))
+    width, left, rows = builtins.sum(b.shape[1] for b in blocks), 0, []
+    for b in blocks:
+        pad = [Tensor(np.zeros((b.shape[0], n), dtype=dtype)) for n in (left, width - left - b.shape[1])]
+        rows.append(concatenate([pad[0], b.astype(dtype), pad[1]], axis=1))
+        left += b.shape[1]
+    return concatenate(rows, axis=0)
+
+
+def kron(input, other):  # noqa: A002  (PyTorch's names)
+    """The Kronecker product (`torch.kron`): every element of input times the whole of other, the
+    blocks laid out as input's elements are. A broadcast product of interleaved axes, reshaped."""
+    a, b = _tensor(input), _tensor(other)
+    ndim = builtins.max(a.ndim, b.ndim)
+    a_shape, b_shape = (1,) * (ndim - a.ndim) + a.shape, (1,) * (ndim - b.ndim) + b.shape
+    spread = a.reshape([m for n in a_shape for m in (n, 1)]) * b.reshape([m for n in b_shape for m in (1, n)])
+    return spread.reshape([m * n for m, n in zip(a_shape, b_shape)])
+
+
+def lerp(input, end, weight):  # noqa: A002  (PyTorch's names)
+    """input + weight·(end − input), the linear interpolation (`torch.lerp`; weight a number or a tensor)."""
+    x = _tensor(input)
+    shapes = [v.shape if isinstance(v, Tensor) else np.shape(v) for v in (x, end, weight)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"lerp: input, end and weight of shapes {shapes} do not broadcast together") from None
+    return x + weight * (end - x)
+
+
+def logit(input, eps=None):  # noqa: A002  (PyTorch's names)
+    """log(p / (1 − p)), the inverse of the sigmoid (`torch.logit`); with `eps`, p is clamped to
+    [eps, 1 − eps] first (no gradient outside)."""
+    p = _tensor(input)
+    p = p if eps is None else p.clip(eps, 1 - eps)
+    return (p / (1 - p)).log()
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002  (PyTorch's names)
+    """NaN, +∞ and −∞ replaced by `nan`, `posinf` and `neginf` (by default the dtype's largest and
+    smallest finite numbers), as `torch.nan_to_num`; the gradient flows to the other elements."""
+    x = _tensor(input)
+    if x.dtype.kind != "f":
+        return x.clone()
+    info = np.finfo(x.dtype)
+    top, bottom = info.max if posinf is None else posinf, info.min if neginf is None else neginf
+    return where(isnan(x), nan, where(x == np.inf, top, where(x == -np.inf, bottom, x)))
+
+
+amax, amin = map(_method, ["amax", "amin"])
+MinMax = collections.namedtuple("MinMax", ["min", "max"])
+
+
+def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002  (PyTorch's names)
+    """The smallest and largest elements, over every element or along `dim`: `(min, max)` as
+    `torch.aminmax`."""
+    x = _tensor(input)
+    return MinMax(x.amin(dim, keepdim), x.amax(dim, keepdim))
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
+    """beta·input + alpha·(mat1 @ mat2), input broadcast (`torch.addmm`); with beta=0 input is ignored."""
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
+    """beta·input + alpha·(batch1 @ batch2) for batches of matrices (`torch.baddbmm`)."""
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def _scaled_sum(name, input, product, beta, alpha):  # noqa: A002  (PyTorch's names)
+    x = _tensor(input)
+    try:
+        fits = np.broadcast_shapes(x.shape, product.shape) == product.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}: input of shape {x.shape} does not broadcast to the product's shape {product.shape}")
+    scaled = product if alpha == 1 else alpha * product
+    return scaled if beta == 0 else scaled + (x if beta == 1 else beta * x)
+
+
+def tensordot(a, b, dims=2):
+    """The sum of products over the last `dims` axes of a and the first of b, or over the axes
+    listed, `dims=([axes of a], [axes of b])` (`torch.tensordot`): a permute, a reshape and a matmul."""
+    a, b = _tensor(a), _tensor(b)
+    if isinstance(dims, (int, np.integer)):
+        if not 0 <= dims <= builtins.min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot: dims {dims} must be in [0, {builtins.min(a.ndim, b.ndim)}] for shapes {a.shape} and {b.shape}")
+        dims = (list(range(a.ndim - dims, a.ndim)), list(range(dims)))
+    axes_a, axes_b = _dims("tensordot", dims[0], a.ndim), _dims("tensordot", dims[1], b.ndim)
+    if len(axes_a) != len(axes_b) or builtins.any(a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b)):
+        raise ShapeError(f"tensordot: axes {axes_a} of shape {a.shape} do not match axes {axes_b} of shape {b.shape}")
+    free_a, free_b = [i for i in range(a.ndim) if i not in axes_a], [j for j in range(b.ndim) if j not in axes_b]
+    size = int(np.prod([a.shape[i] for i in axes_a]))
+    left = a.permute(free_a + axes_a).reshape(-1, size) if a.ndim else a.reshape(1, 1)
+    right = b.permute(axes_b + free_b).reshape(size, -1) if b.ndim else b.reshape(1, 1)
+    return (left @ right).reshape([a.shape[i] for i in free_a] + [b.shape[j] for j in free_b])
+
+
+def inner(input, other):  # noqa: A002  (PyTorch's names)
+    """Sums of products over the last axes (`torch.inner`): a scalar operand multiplies instead."""
+    a, b = _tensor(input), _tensor(other)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"inner: the last dimensions differ, shapes {a.shape} and {b.shape}")
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def matrix_power(input, n):  # noqa: A002  (PyTorch's names)
+    """A square matrix (or a batch) to the integer power n ≥ 0 (`torch.linalg.matrix_power`): by
+    repeated squaring; n = 0 gives the identity."""
+    a = _tensor(input)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"matrix_power: needs square matrices (at least 2 dimensions), got shape {a.shape}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ShapeError(f"matrix_power: n must be an int ≥ 0 (negative powers need an inverse), got {n!r}")
+    result, square = None, a
+    while n:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        square = square @ square if n else square
+    return result if result is not None else Tensor(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy())
+
+
+def cdist(x1, x2, p=2.0):
+    """The p-norm distances between every row of x1 (..., P, M) and every row of x2 (..., R, M),
+    shape (..., P, R) (`torch.cdist`, computed exactly). A zero distance has gradient 0, as there."""
+    a, b = _tensor(x1), _tensor(x2)
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"cdist: needs (..., P, M) and (..., R, M) with the same M, got shapes {a.shape} and {b.shape}")
+    if p < 0:
+        raise ShapeError(f"cdist: p must be non-negative, got {p}")
+    d = (a.unsqueeze(-2) - b.unsqueeze(-3)).abs()
+    if p == 0:
+        return (d != 0).astype(d.dtype).sum(axis=-1)
+    if p == np.inf:
+        return d.amax(-1)
+    return _power_of_positive(_power_of_positive(d, p).sum(axis=-1), 1.0 / p)
+
+
+def _power_of_positive(x, exponent):
+    """x ** exponent for x ≥ 0, with the value and gradient 0 where x is 0 (no infinite slope there)."""
+    positive = x > 0  # a tensor, so that a compiled program recomputes it
+    return where(positive, where(positive, x, 1.0) ** exponent, 0.0)

@@ -936,6 +936,81 @@ class Tensor:
     def triu(self, diagonal=0):
         return _functional.triu(self, diagonal)
 
+    def index_select(self, dim, index):
+        return _functional.index_select(self, dim, index)
+
+    def masked_select(self, mask):
+        return _functional.masked_select(self, mask)
+
+    def take_along_dim(self, indices, dim=None):
+        return _functional.take_along_dim(self, indices, dim)
+
+    def narrow(self, dim, start, length):
+        return _functional.narrow(self, dim, start, length)
+
+    def movedim(self, source, destination):
+        return _functional.movedim(self, source, destination)
+
+    def moveaxis(self, source, destination):
+        return _functional.movedim(self, source, destination)
+
+    def swapdims(self, dim0, dim1):
+        return _functional.swapdims(self, dim0, dim1)
+
+    def unflatten(self, dim, sizes):
+        return _functional.unflatten(self, dim, sizes)
+
+    def nonzero(self, *, as_tuple=False):
+        return _functional.nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self):
+        return _functional.argwhere(self)
+
+    def count_nonzero(self, dim=None):
+        return _functional.count_nonzero(self, dim)
+
+    def roll(self, shifts, dims=None):
+        return _functional.roll(self, shifts, dims)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return _functional.diff(self, n, dim, prepend, append)
+
+    def diag(self, diagonal=0):
+        return _functional.diag(self, diagonal)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _functional.diagonal(self, offset, dim1, dim2)
+
+    def trace(self):
+        return _functional.trace(self)
+
+    def kron(self, other):
+        return _functional.kron(self, other)
+
+    def lerp(self, end, weight):
+        return _functional.lerp(self, end, weight)
+
+    def logit(self, eps=None):
+        return _functional.logit(self, eps)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _functional.nan_to_num(self, nan, posinf, neginf)
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        return _functional.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _functional.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _functional.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def inner(self, other):
+        return _functional.inner(self, other)
+
+    def matrix_power(self, n):
+        return _functional.matrix_power(self, n)
+
     def softmax(self, dim=-1):
         return _functional.softmax(self, dim=dim)
 

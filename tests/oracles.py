@@ -78,3 +78,35 @@ def as_torch_index(index):
     if isinstance(index, tuple):
         return tuple(as_torch_index(i) for i in index)
     return torch.from_numpy(index) if isinstance(index, np.ndarray) else index
+
+
+def compare_with_torch(mg_fn, torch_fn, arrays, second=False, atol=1e-10, rtol=1e-10):
+    """The same function in minigrad and in PyTorch, on the same float64 `arrays`: its values, the
+    gradients of ⟨u, output⟩ for a random u and, when `second`, the gradients of ⟨w, those
+    gradients⟩ (second derivatives). A gradient that does not depend on the inputs (a linear or
+    piecewise-linear function) must give second derivatives 0 on both sides."""
+    rng = np.random.default_rng(20261201)
+    xs = [mg.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = mg_fn(*xs), torch_fn(*ts)
+    assert out.shape == tuple(tout.shape), (out.shape, tuple(tout.shape))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=atol, rtol=rtol)
+    u = rng.standard_normal(out.shape)
+    grads = mg.gradients((out * mg.tensor(u)).sum(), xs, create_graph=second)
+    tgrads = torch.autograd.grad((tout * torch.tensor(u)).sum(), ts, create_graph=second)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), atol=atol, rtol=rtol)
+    if not second:
+        return
+    ws = [rng.standard_normal(a.shape) for a in arrays]
+    s = sum((g * mg.tensor(w)).sum() for g, w in zip(grads, ws))
+    ts2 = sum((g * torch.tensor(w)).sum() for g, w in zip(tgrads, ws))
+    if not (s.requires_grad and ts2.requires_grad):
+        for g in mg.gradients(s, xs) if s.requires_grad else ():
+            assert not g.data.any()
+        for tg in torch.autograd.grad(ts2, ts, allow_unused=True) if ts2.requires_grad else ():
+            assert tg is None or not tg.any()
+        return
+    for g, tg in zip(mg.gradients(s, xs), torch.autograd.grad(ts2, ts, allow_unused=True)):
+        expected = np.zeros(g.shape) if tg is None else tg.numpy()
+        np.testing.assert_allclose(g.data, expected, atol=atol, rtol=rtol * 10)

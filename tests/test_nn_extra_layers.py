@@ -12,36 +12,13 @@ import torch
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
+from oracles import compare_with_torch as _compare
 
 TF = torch.nn.functional
 
 
 def rng(seed=0):
     return np.random.default_rng(20261215 + seed)
-
-
-def _compare(mg_fn, torch_fn, arrays, second=False, atol=1e-10, rtol=1e-10):
-    """Values and gradients (and gradients of ⟨w, grad⟩ when `second`) of a scalar-weighted output."""
-    xs = [mg.tensor(a, requires_grad=True) for a in arrays]
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, tout = mg_fn(*xs), torch_fn(*ts)
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), atol=atol, rtol=rtol)
-    u = rng(99).standard_normal(out.shape)
-    grads = mg.gradients((out * mg.tensor(u)).sum(), xs, create_graph=second)
-    tgrads = torch.autograd.grad((tout * torch.tensor(u)).sum(), ts, create_graph=second)
-    for g, tg in zip(grads, tgrads):
-        np.testing.assert_allclose(g.data, tg.detach().numpy(), atol=atol, rtol=rtol)
-    if second:
-        ws = [rng(7 + i).standard_normal(a.shape) for i, a in enumerate(arrays)]
-        s = sum((g * mg.tensor(w)).sum() for g, w in zip(grads, ws))
-        ts2 = sum((g * torch.tensor(w)).sum() for g, w in zip(tgrads, ws))
-        if not s.requires_grad:  # piecewise-linear: the gradient does not depend on the input, second derivatives 0
-            for tg in torch.autograd.grad(ts2, ts, allow_unused=True) if ts2.requires_grad else ():
-                assert tg is None or not tg.any()
-            return
-        for g, tg in zip(mg.gradients(s, xs), torch.autograd.grad(ts2, ts, allow_unused=True)):
-            expected = np.zeros(g.shape) if tg is None else tg.numpy()
-            np.testing.assert_allclose(g.data, expected, atol=atol, rtol=rtol * 10)
 
 
 def _torch_copy_of(mine, theirs):
