@@ -483,12 +483,7 @@ def narrow(input, dim, start, length):  # noqa: A002  (PyTorch's names)
 
 def _dims(name, dims, ndim):
     """`dims` (an int or a sequence) as a list of non-negative axes, in the order given, without repeats."""
-    dims = [dims] if isinstance(dims, (int, np.integer)) else list(dims)
-    out = []
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
-            raise ShapeError(f"{name}: dim {d!r} is out of range for a tensor with {ndim} dimensions")
-        out.append(int(d) % builtins.max(ndim, 1))
+    out = [ops.single_axis(d, ndim, name) for d in ([dims] if isinstance(dims, (int, np.integer)) else dims)]
     if len(set(out)) != len(out):
         raise ShapeError(f"{name}: repeated dim in {dims}")
     return out

@@ -110,7 +110,7 @@ def test_movedim_rejects_repeats_and_mismatched_lengths():
         mg.movedim(X, [0, -3], [1, 2])
     with pytest.raises(ShapeError, match="movedim: source .* need the same number"):
         mg.movedim(X, (0, 1), (2,))
-    with pytest.raises(ShapeError, match="movedim: dim 3 is out of range"):
+    with pytest.raises(ShapeError, match="movedim: axis 3 is out of range"):
         mg.movedim(X, 3, 0)
 
 

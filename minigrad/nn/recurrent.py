@@ -106,7 +106,7 @@ class _GatedCell(Module):
         if state is not None:
             return state
         zeros = Tensor(np.zeros(x.shape[:-1] + (self.hidden_size,), dtype=self.weight_hh.dtype))
-        return (zeros, zeros) if self._gates == 4 else zeros
+        return (zeros,) * self._state_size if self._state_size > 1 else zeros
 
 
 class LSTMCell(_GatedCell):
@@ -119,7 +119,7 @@ class LSTMCell(_GatedCell):
     minigrad's layout (PyTorch's are transposed), all uniform in ±1/√hidden_size.
     """
 
-    _gates = 4
+    _gates, _state_size = 4, 2  # the state is (h, c)
 
     def forward(self, x, state=None):
         h, c = self._checked_state(x, state)
@@ -161,7 +161,7 @@ class GRUCell(_GatedCell):
     product, so the two do not add up to one. Weights (input, 3·hidden) and (hidden, 3·hidden) in
     minigrad's layout (PyTorch's are transposed), all uniform in ±1/√hidden_size."""
 
-    _gates = 3
+    _gates, _state_size = 3, 1
 
     def forward(self, x, h=None):
         h = self._checked_state(x, h)
