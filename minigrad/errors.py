@@ -19,3 +19,8 @@ class GraphError(MinigradError, RuntimeError):
 
 class DtypeError(MinigradError, TypeError):
     """A dtype an operation cannot use, e.g. an integer tensor that asks for gradients."""
+
+
+class LinAlgError(MinigradError, ValueError):
+    """A matrix a linear-algebra operation cannot use: singular for an inverse or a solve, not
+    positive definite for a Cholesky factor (numpy's and PyTorch's LinAlgError)."""

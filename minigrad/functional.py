@@ -119,7 +119,8 @@ def topk(x, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's key
     dim = ops.single_axis(dim, x.ndim, "topk")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[dim]:
         raise ShapeError(f"topk: k must be an int in [0, {x.shape[dim]}] for dim {dim} of shape {x.shape}, got {k!r}")
-    order = np.argsort(-x.data if largest else x.data, axis=dim, kind="stable")
+    data = _constant("topk (and sort, median, quantile: the order is computed from the values)", x)
+    order = np.argsort(-data if largest else data, axis=dim, kind="stable")
     indices = np.take(order, np.arange(k), axis=dim)
     return ValuesIndices(gather(x, dim, indices), Tensor._result(indices, None))
 
@@ -137,6 +138,84 @@ def sort(x, dim=-1, descending=False, stable=False):
 def argsort(x, dim=-1, descending=False, stable=False):
     """The indices that sort `x` along `dim` (`sort(...).indices`)."""
     return sort(x, dim, descending).indices
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """The k-th smallest element along `dim` (k from 1) and its index: `(values, indices)`, as
+    `torch.kthvalue`. The values are differentiable (the gradient goes to the element picked)."""
+    x = _tensor(x)
+    dim = ops.single_axis(dim, x.ndim, "kthvalue") if x.ndim else 0
+    n = x.shape[dim] if x.ndim else 1
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise ShapeError(f"kthvalue: k must be an int in [1, {n}] for dim {dim} of shape {x.shape}, got {k!r}")
+    values, indices = topk(x.reshape(1) if x.ndim == 0 else x, k, dim=dim, largest=False)
+    pick = (slice(None),) * dim + (slice(k - 1, k),)
+    values, indices = values[pick], indices[pick]
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return ValuesIndices(values, indices)
+
+
+def median(x, dim=None, keepdim=False):
+    """The median, the lower of the two middle elements for an even count (`torch.median`): of all
+    elements with no `dim` (a tensor), or along `dim` the pair `(values, indices)`. Where a row
+    holds NaN its median is NaN (at the first NaN's index), as in PyTorch."""
+    x = _tensor(x)
+    if dim is None:
+        if keepdim:
+            raise TypeError("median: keepdim=True needs dim=, the axis to keep")
+        return median(x.reshape(-1), 0).values
+    axis = ops.single_axis(dim, x.ndim, "median") if x.ndim else 0
+    n = x.shape[axis] if x.ndim else 1
+    if n == 0:
+        raise ShapeError(f"median: dim {dim} of shape {x.shape} is empty")
+    values, indices = kthvalue(x, (n + 1) // 2, dim, keepdim)
+    nan = np.isnan(_constant("median", x)).reshape(x.shape or (1,))
+    if nan.any():
+        rows = nan.any(axis=axis, keepdims=keepdim)
+        values = where(rows, Tensor(np.array(np.nan, dtype=x.dtype)), values)
+        indices = Tensor(np.where(rows, nan.argmax(axis=axis, keepdims=keepdim), indices.data))
+    return ValuesIndices(values, indices)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q in [0, 1], a number or a 1-D tensor) of all elements or along `dim`,
+    interpolated between the two nearest order statistics as `torch.quantile` (and numpy's default
+    "linear" method); with a 1-D q, the result's first dimension runs over q. Differentiable in x."""
+    x = _tensor(x)
+    if interpolation not in _INTERPOLATIONS:
+        raise ShapeError(f"quantile: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
+    qs = np.asarray(q.data if isinstance(q, Tensor) else q, dtype=np.float64)
+    if qs.ndim > 1 or qs.size == 0 and qs.ndim == 1 or np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
+        raise ShapeError(f"quantile: q must be a number or a 1-D tensor of numbers in [0, 1], got {q!r}")
+    if dim is None:
+        flat = x.reshape(-1)
+        out = quantile(flat, q, 0, interpolation=interpolation)
+        return out.reshape(out.shape + (1,) * x.ndim) if keepdim else out
+    dim = ops.single_axis(dim, x.ndim, "quantile")
+    n = x.shape[dim]
+    if n == 0:
+        raise ShapeError(f"quantile: dim {dim} of shape {x.shape} is empty")
+    ordered = sort(x, dim).values.movedim(dim, -1)  # (..., n)
+    position = qs.reshape(-1) * (n - 1)
+    low, high = np.floor(position).astype(np.int64), np.ceil(position).astype(np.int64)
+    if interpolation == "lower":
+        high = low
+    elif interpolation == "higher":
+        low = high
+    elif interpolation == "nearest":
+        low = high = np.round(position).astype(np.int64)  # half to even, as torch.round
+    weight = {"midpoint": np.where(high > low, 0.5, 0.0)}.get(interpolation, position - low)
+    below, above = ordered[..., low], ordered[..., high]
+    out = below + (above - below) * Tensor(weight.astype(x.dtype))  # (..., len(q))
+    nan = Tensor(np.isnan(_constant("quantile", x)).any(axis=dim))[..., None]
+    out = where(nan, Tensor(np.array(np.nan, dtype=x.dtype)), out)
+    out = out.unsqueeze(dim) if keepdim else out  # the kept dim where it was, q's axis still last
+    out = out.movedim(-1, 0)
+    return out.squeeze(0) if qs.ndim == 0 else out
 
 
 def _rank(name, tensors, ranks):
@@ -368,8 +447,12 @@ def _method(name):
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, log2, log10, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log log2 log10 sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
-sum, mean, prod, argmax, argmin, cumsum, var, std, norm, all, any = map(  # noqa: A001
-    _method, "sum mean prod argmax argmin cumsum var std norm all any".split()
+erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, hypot = map(
+    _method, "erf erfc log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
+)
+arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+sum, mean, prod, argmax, argmin, cumsum, cumprod, var, std, norm, all, any = map(  # noqa: A001
+    _method, "sum mean prod argmax argmin cumsum cumprod var std norm all any".split()
 )
 
 
@@ -809,13 +892,15 @@ def inner(input, other):  # noqa: A002  (PyTorch's names)
 
 
 def matrix_power(input, n):  # noqa: A002  (PyTorch's names)
-    """A square matrix (or a batch) to the integer power n ≥ 0 (`torch.linalg.matrix_power`): by
-    repeated squaring; n = 0 gives the identity."""
+    """A square matrix (or a batch) to an integer power (`torch.linalg.matrix_power`): by repeated
+    squaring; n = 0 gives the identity, n < 0 the power of the inverse."""
     a = _tensor(input)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ShapeError(f"matrix_power: needs square matrices (at least 2 dimensions), got shape {a.shape}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ShapeError(f"matrix_power: n must be an int ≥ 0 (negative powers need an inverse), got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ShapeError(f"matrix_power: n must be an int, got {n!r}")
+    if n < 0:
+        a, n = ops.inv(a), -n
     result, square = None, a
     while n:
         if n & 1:

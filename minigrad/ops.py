@@ -20,7 +20,7 @@ import operator
 import numpy as np
 
 from .broadcasting import unbroadcast
-from .errors import ShapeError
+from .errors import LinAlgError, MinigradError, ShapeError
 from .grad_mode import state
 from .tensor import Node, Tensor, _refuse_while_tracing, _result, tracing
 
@@ -71,6 +71,8 @@ class Primitive:
         # call (this method runs once per operation, forward and backward).
         try:
             data = self.forward(*map(_data, inputs), **params)
+        except MinigradError:  # a forward that says itself what went wrong (linear algebra's)
+            raise
         except (ValueError, IndexError) as error:
             raise self._shape_error(inputs, params, error) from None
         if state.grad_enabled and any(map(_requires_grad, inputs)):
@@ -665,15 +667,18 @@ concatenate = Primitive.define(
 
 
 # --------------------------------------------------------------------------- special functions
-_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf_forward(x):
-    """The error function elementwise (math.erf on each entry: numpy has none, and scipy is not a
+def _from_math(function):
+    """`function` of Python's math module elementwise, for the few that numpy lacks (scipy is not a
     dependency); the result keeps the input's floating dtype."""
-    x = np.asarray(x)
-    dtype = np.result_type(x.dtype, np.float16)
-    return np.asarray(_erf_ufunc(x.astype(np.float64)), dtype=np.float64).astype(dtype)
+    ufunc = np.frompyfunc(function, 1, 1)
+
+    def forward(x):
+        x = np.asarray(x)
+        dtype = np.result_type(x.dtype, np.float16)
+        return np.asarray(ufunc(x.astype(np.float64)), dtype=np.float64).astype(dtype)
+
+    forward.__name__ = function.__name__
+    return forward
 
 
 def _erf_factor(x):
@@ -681,9 +686,198 @@ def _erf_factor(x):
     return _scalar(2.0 / math.sqrt(math.pi), x) * exp(-(x * x))
 
 
-erf = Primitive.define(
-    "erf",  # GELU's Φ(x) = (1 + erf(x/√2)) / 2
-    forward=_erf_forward,
-    vjp=lambda g, out, x: (g * _erf_factor(x),),
-    jvp=lambda t, out, x: t[0] * _erf_factor(x),
+def _elementwise(name, forward, derivative):
+    """A primitive y = f(x) applied entry by entry, whose derivative f'(x) is `derivative(x, out)`,
+    written with primitives: so it has derivatives of every order, and its VJP and JVP rules are
+    the same product (g · f' and t · f')."""
+    return Primitive.define(
+        name,
+        forward=forward,
+        vjp=lambda g, out, x: (g * derivative(x, out),),
+        jvp=lambda t, out, x: t[0] * derivative(x, out),
+    )
+
+
+def _inverse_sqrt(x):
+    return power(x, exponent=-0.5)
+
+
+# The elementwise functions beyond exp, log, sin, cos, tanh and sigmoid, by PyTorch's names. Each has
+# its own forward (numpy's, accurate where a composition is not: log1p(1e-20) is 1e-20, where
+# log(1 + x) is 0) and its derivative as a formula in x and the result.
+erf = _elementwise("erf", _from_math(math.erf), lambda x, out: _erf_factor(x))  # GELU's Φ(x) = (1 + erf(x/√2)) / 2
+erfc = _elementwise("erfc", _from_math(math.erfc), lambda x, out: -_erf_factor(x))  # 1 − erf(x) without cancelling
+log1p = _elementwise("log1p", np.log1p, lambda x, out: 1.0 / (x + 1.0))
+expm1 = _elementwise("expm1", np.expm1, lambda x, out: out + 1.0)
+exp2 = _elementwise("exp2", np.exp2, lambda x, out: out * math.log(2.0))
+tan = _elementwise("tan", np.tan, lambda x, out: out * out + 1.0)
+asin = _elementwise("asin", np.arcsin, lambda x, out: _inverse_sqrt((1.0 - x) * (1.0 + x)))
+acos = _elementwise("acos", np.arccos, lambda x, out: -_inverse_sqrt((1.0 - x) * (1.0 + x)))
+atan = _elementwise("atan", np.arctan, lambda x, out: 1.0 / (x * x + 1.0))
+sinh = _elementwise("sinh", np.sinh, lambda x, out: cosh(x))
+cosh = _elementwise("cosh", np.cosh, lambda x, out: sinh(x))
+asinh = _elementwise("asinh", np.arcsinh, lambda x, out: _inverse_sqrt(x * x + 1.0))
+acosh = _elementwise("acosh", np.arccosh, lambda x, out: _inverse_sqrt((x - 1.0) * (x + 1.0)))
+atanh = _elementwise("atanh", np.arctanh, lambda x, out: 1.0 / ((1.0 - x) * (1.0 + x)))
+
+
+def _atan2_rule(y, x):
+    """(∂/∂y, ∂/∂x) of atan2(y, x): (x, −y) / (x² + y²)."""
+    r2 = x * x + y * y
+    return x / r2, -y / r2
+
+
+atan2 = Primitive.define(
+    "atan2",  # the angle of the point (x, y), in (−π, π]: PyTorch's atan2(input=y, other=x)
+    forward=np.arctan2,
+    vjp=lambda g, out, y, x: tuple(g * d for d in _atan2_rule(y, x)),
+    jvp=lambda t, out, y, x: sum(tangent * d for tangent, d in zip(t, _atan2_rule(y, x))),
+)
+hypot = Primitive.define(
+    "hypot",  # √(x² + y²) without overflow or underflow in x²
+    forward=np.hypot,
+    vjp=lambda g, out, x, y: (g * (x / out), g * (y / out)),
+    jvp=lambda t, out, x, y: (t[0] * x + t[1] * y) / out,
+)
+
+
+# --------------------------------------------------------------------------- linear algebra
+# On stacks of square matrices (..., n, n), as numpy's and PyTorch's; `minigrad.linalg` checks the
+# shapes and holds the functions built from these. The rules are Giles' ("An extended collection of
+# matrix derivative results", 2008), written with primitives (inv, solve, matmul, transpose), so every
+# derivative can be differentiated again.
+def _numerically(name, function, failure):
+    """`function` of numpy.linalg, its numerical failure (a singular matrix) told in minigrad's terms."""
+
+    def forward(*arrays):
+        try:
+            return function(*arrays)
+        except np.linalg.LinAlgError:
+            raise LinAlgError(f"{name}: {failure} (shape {arrays[0].shape})") from None
+
+    forward.__name__ = name
+    return forward
+
+
+def _batch_scalar(s):
+    """A stack of scalars (...) as (..., 1, 1), to scale a stack of matrices."""
+    return reshape(s, shape=s.shape + (1, 1))
+
+
+def _inverse_transposed(a, name):
+    """A^−T for the derivatives of det and log|det| (which exist at a singular A, but this formula does not)."""
+    try:
+        return inv(a).mT
+    except LinAlgError:
+        raise LinAlgError(
+            f"{name}: no derivative at a singular matrix (shape {a.shape}): minigrad's rule uses A^-T, which does "
+            f"not exist there (the derivative of det itself, the adjugate, is not implemented)"
+        ) from None
+
+
+inv = Primitive.define(
+    "inv",  # ∂(A⁻¹) = −A⁻¹ ∂A A⁻¹
+    forward=_numerically("inv", np.linalg.inv, "the matrix is singular, it has no inverse"),
+    vjp=lambda g, out, a: (-(out.mT @ g @ out.mT),),
+    jvp=lambda t, out, a: -(out @ t[0] @ out),
+)
+
+
+def _solve_vjp(g, out, a, b):
+    """X = A⁻¹B: B̄ = A⁻ᵀ X̄, Ā = −B̄ Xᵀ."""
+    gb = solve(a.mT, g)
+    return (-(gb @ out.mT) if a.requires_grad else None), gb
+
+
+solve = Primitive.define(
+    "solve",  # X with A X = B, for B of shape (..., n, k)
+    forward=_numerically("solve", np.linalg.solve, "the matrix A is singular, A X = B has no unique solution"),
+    vjp=_solve_vjp,
+    jvp=lambda t, out, a, b: solve(a, t[1] - t[0] @ out),
+)
+det = Primitive.define(
+    "det",  # ∂ det A = det A · tr(A⁻¹ ∂A)
+    forward=np.linalg.det,
+    vjp=lambda g, out, a: (_batch_scalar(g * out) * _inverse_transposed(a, "det"),),
+    jvp=lambda t, out, a: out * (_inverse_transposed(a, "det") * t[0]).sum(axis=(-2, -1)),
+)
+logabsdet = Primitive.define(
+    "logabsdet",  # log |det A|, slogdet's second half: ∂ = tr(A⁻¹ ∂A)
+    forward=lambda a: np.linalg.slogdet(a)[1],
+    vjp=lambda g, out, a: (_batch_scalar(g) * _inverse_transposed(a, "slogdet"),),
+    jvp=lambda t, out, a: (_inverse_transposed(a, "slogdet") * t[0]).sum(axis=(-2, -1)),
+)
+
+
+def _phi(x):
+    """The lower triangle of x with its diagonal halved: what L⁻¹ ∂L is, given L⁻¹ ∂A L⁻ᵀ."""
+    n = x.shape[-1]
+    return x * constant((np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(x.dtype))
+
+
+def _cholesky_vjp(g, out, a):
+    """Murray, "Differentiation of the Cholesky decomposition" (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹),
+    with L̄'s upper triangle dropped (those entries of L are zeros, whatever A is)."""
+    lower_t = out.mT
+    p = _phi(lower_t @ (g * constant(np.tril(np.ones(g.shape[-2:], dtype=g.dtype)))))
+    s = solve(lower_t, solve(lower_t, p).mT).mT
+    return ((s + s.mT) * 0.5,)
+
+
+def _cholesky_jvp(t, out, a):
+    """∂L = L Φ(L⁻¹ ∂A L⁻ᵀ)."""
+    return out @ _phi(solve(out, solve(out, t[0]).mT).mT)
+
+
+cholesky = Primitive.define(
+    "cholesky",  # the lower-triangular L with L Lᵀ = A, from A's lower triangle
+    forward=_numerically("cholesky", np.linalg.cholesky, "the matrix is not positive definite"),
+    vjp=_cholesky_vjp,
+    jvp=_cholesky_jvp,
+)
+
+
+def _eigenvalue_gaps(values):
+    """F with F_ij = 1 / (λ_j − λ_i) off the diagonal and 0 on it (the diagonal's gap is replaced by 1
+    before the division, so no 1/0 appears, not even in the derivatives of this expression)."""
+    n = values.shape[-1]
+    eye = constant(np.eye(n, dtype=values.dtype))
+    gaps = reshape(values, shape=values.shape[:-1] + (1, n)) - reshape(values, shape=values.shape + (1,))
+    return (1.0 - eye) / (gaps + eye)
+
+
+def _eigenvector_rule(q, a, middle):
+    """Q (F ∘ M): with M = Qᵀ ∂A Q the tangent of Q; with M = Qᵀ Q̄, times Qᵀ, the adjoint of A."""
+    return q @ (_eigenvalue_gaps(eigvalsh(a)) * middle)
+
+
+def _eigenvectors_vjp(g, out, a):
+    """Q̄ ↦ Ā = Q (F ∘ (Qᵀ Q̄)) Qᵀ, symmetrized, since A is (Magnus, 1985; Giles, 2008)."""
+    s = _eigenvector_rule(out, a, out.mT @ g) @ out.mT
+    return ((s + s.mT) * 0.5,)
+
+
+def _eigenvalues_vjp(g, out, a):
+    """λ̄ ↦ Ā = Q diag(λ̄) Qᵀ."""
+    q = eigh_vectors(a)
+    return ((q * reshape(g, shape=g.shape[:-1] + (1, g.shape[-1]))) @ q.mT,)
+
+
+def _eigenvalues_jvp(t, out, a):
+    """∂λ_i = q_iᵀ ∂A q_i."""
+    q = eigh_vectors(a)
+    return ((q.mT @ t[0]) * q.mT).sum(axis=-1)
+
+
+eigvalsh = Primitive.define(
+    "eigvalsh",  # the eigenvalues of a symmetric matrix (read from its lower triangle), ascending
+    forward=_numerically("eigvalsh", np.linalg.eigvalsh, "the eigenvalue computation did not converge"),
+    vjp=_eigenvalues_vjp,
+    jvp=_eigenvalues_jvp,
+)
+eigh_vectors = Primitive.define(
+    "eigh_vectors",  # the orthonormal eigenvectors, as columns in eigvalsh's order (each up to its sign)
+    forward=_numerically("eigh", lambda a: np.linalg.eigh(a)[1], "the eigenvalue computation did not converge"),
+    vjp=_eigenvectors_vjp,
+    jvp=lambda t, out, a: _eigenvector_rule(out, a, out.mT @ t[0] @ out),
 )

@@ -740,6 +740,26 @@ class Tensor:
             return _ops.cumsum(self.reshape(-1), axis=0)
         return _ops.cumsum(self, axis=_ops.single_axis(axis, self.ndim, "cumsum"))
 
+    def cumprod(self, axis=None, *, dim=None):
+        """Running products along one axis (numpy's axis=None flattens first).
+
+        A parallel prefix product (Hillis and Steele's scan): log2 n steps, each multiplying by
+        the products so far shifted along by 1, 2, 4, ... places. Like `prod`, only elementwise
+        products, so every derivative is the product rule's, exact where elements are 0 (where
+        the textbook rule, a running sum of g · out divided by x, divides by zero).
+        """
+        axis, _ = _axis_args("cumprod", axis, False, dim, None)
+        if axis is None:
+            return self.reshape(-1).cumprod(0)
+        axis = _ops.single_axis(axis, self.ndim, "cumprod")
+        out, n, shift = self, self.shape[axis] if self.ndim else 1, 1
+        before = (slice(None),) * axis
+        while shift < n:
+            shifted = out[before + (slice(0, n - shift),)]
+            out = _ops.concatenate(out[before + (slice(0, shift),)], out[before + (slice(shift, n),)] * shifted, axis=axis)
+            shift *= 2
+        return out
+
     def var(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1, unbiased=None, ddof=None):
         """The variance, divided by N - correction: 1 by default (PyTorch's unbiased estimate);
         `ddof=0` (numpy's default) or `unbiased=False` for the population variance."""
@@ -914,6 +934,15 @@ class Tensor:
 
     def gather(self, dim, index):
         return _functional.gather(self, dim, index)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return _functional.kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim=None, keepdim=False):
+        return _functional.median(self, dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _functional.quantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's keyword)
         return _functional.topk(self, k, dim, largest, sorted)
@@ -1306,4 +1335,39 @@ def _freed_message(tensor):
 
 from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)
 from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)
+from . import linalg as _linalg  # noqa: E402  (the same)
 from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
+
+
+def _elementwise_method(primitive, binary=False):
+    """A Tensor method that applies `primitive`, PyTorch's `x.asin()` or `y.atan2(x)`."""
+    if binary:
+
+        def method(self, other):
+            return primitive(self, self._lift(other))
+
+    else:
+
+        def method(self):
+            return primitive(self)
+
+    method.__name__ = method.__qualname__ = primitive.name
+    method.__doc__ = f"`torch.{primitive.name}`, entry by entry (the primitive `minigrad.ops.{primitive.name}`)."
+    return method
+
+
+# PyTorch's other elementwise functions, each a primitive of its own name, and their numpy spellings
+# (`arcsin`, which torch also accepts).
+for _primitive in (_ops.erf, _ops.erfc, _ops.log1p, _ops.expm1, _ops.exp2, _ops.tan, _ops.asin, _ops.acos, _ops.atan,
+                   _ops.sinh, _ops.cosh, _ops.asinh, _ops.acosh, _ops.atanh):
+    setattr(Tensor, _primitive.name, _elementwise_method(_primitive))
+for _primitive in (_ops.atan2, _ops.hypot):
+    setattr(Tensor, _primitive.name, _elementwise_method(_primitive, binary=True))
+for _name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2"):
+    setattr(Tensor, "arc" + _name[1:], getattr(Tensor, _name))
+del _primitive, _name
+
+
+# PyTorch's matrix methods (x.inverse(), x.det(), ...): the functions of minigrad.linalg.
+Tensor.inverse, Tensor.det, Tensor.logdet, Tensor.slogdet = _linalg.inv, _linalg.det, _linalg.logdet, _linalg.slogdet
+Tensor.cholesky, Tensor.cross = _linalg.cholesky, _linalg.torch_cross

@@ -108,5 +108,49 @@ def compare_with_torch(mg_fn, torch_fn, arrays, second=False, atol=1e-10, rtol=1
             assert tg is None or not tg.any()
         return
     for g, tg in zip(mg.gradients(s, xs), torch.autograd.grad(ts2, ts, allow_unused=True)):
-        expected = np.zeros(g.shape) if tg is None else tg.numpy()
+        expected = np.zeros(g.shape) if tg is None else tg.numpy(force=True)  # force: torch's ZeroTensor
         np.testing.assert_allclose(g.data, expected, atol=atol, rtol=rtol * 10)
+
+
+# The elementwise primitives beyond exp, log, sin, cos, tanh, sigmoid and erf, each on inputs inside
+# its domain (away from its poles): name -> (domain low, high). The derivative tests (first, second,
+# forward mode) build their cases from this one list.
+ELEMENTWISE_DOMAINS = {
+    "erfc": (-2.5, 2.5), "log1p": (-0.9, 3.0), "expm1": (-3.0, 3.0), "exp2": (-3.0, 3.0), "tan": (-1.2, 1.2),
+    "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atan": (-3.0, 3.0), "sinh": (-3.0, 3.0), "cosh": (-3.0, 3.0),
+    "asinh": (-3.0, 3.0), "acosh": (1.1, 4.0), "atanh": (-0.9, 0.9),
+}
+
+
+def elementwise_cases(rng, shape):
+    """{name: (minigrad function, torch function, [input])} for ELEMENTWISE_DOMAINS, and the two
+    binary ones (atan2 around the whole circle, hypot)."""
+    cases = {
+        name: (lambda x, name=name: getattr(x, name)(), getattr(torch, name), [rng.uniform(low, high, shape)])
+        for name, (low, high) in ELEMENTWISE_DOMAINS.items()
+    }
+    cases["atan2"] = (mg.atan2, torch.atan2, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
+    cases["hypot"] = (mg.hypot, torch.hypot, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
+    return cases
+
+
+def linalg_cases(rng, n=3):
+    """{name: (minigrad function, torch function, inputs)} for the linear-algebra primitives, on
+    well-conditioned matrices; cholesky's input is made symmetric positive definite inside the
+    function (X Xᵀ + n I), so that both libraries differentiate through the same symmetric matrix."""
+
+    def spd(lib):
+        return lambda x: lib.linalg.cholesky(x @ x.mT + lib.eye(n, dtype=x.dtype) * n)
+
+    a = rng.standard_normal((2, n, n)) + 2 * np.eye(n)
+    return {
+        "inv": (mg.linalg.inv, torch.linalg.inv, [a]),
+        "solve": (mg.linalg.solve, torch.linalg.solve, [a, rng.standard_normal((n, 2))]),
+        "det": (mg.linalg.det, torch.linalg.det, [a]),
+        "logabsdet": (lambda x: mg.linalg.slogdet(x).logabsdet, lambda x: torch.linalg.slogdet(x).logabsdet, [a]),
+        "cholesky": (spd(mg), spd(torch), [rng.standard_normal((n, n))]),
+        "eigvalsh": (lambda x: mg.linalg.eigvalsh(x + x.mT), lambda x: torch.linalg.eigvalsh(x + x.mT), [a]),
+        # each eigenvector is defined up to its sign, which the two libraries' LAPACK calls may not
+        # agree on: the case squares them
+        "eigh_vectors": (lambda x: mg.linalg.eigh(x + x.mT).eigenvectors ** 2, lambda x: torch.linalg.eigh(x + x.mT).eigenvectors ** 2, [a]),
+    }

@@ -21,6 +21,7 @@ import torch.func
 
 import minigrad as mg
 from minigrad import ops
+from oracles import elementwise_cases, linalg_cases
 
 RNG = np.random.default_rng(3)
 
@@ -118,6 +119,8 @@ CASES = {
     ),
     "cumsum": (lambda x: x.cumsum(axis=1), lambda x: x.cumsum(dim=1), [_normal(3, 4)]),
     "erf": (ops.erf, torch.erf, [_normal(3, 4) * 2]),
+    **elementwise_cases(RNG, (3, 4)),
+    **linalg_cases(RNG),
     "argmax": (lambda x: ops.argmax(x, axis=1, keepdims=False).astype(np.float64), lambda x: x.argmax(dim=1).to(x.dtype), [_normal(3, 4)]),
     **{
         name: (

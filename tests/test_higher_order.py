@@ -13,6 +13,7 @@ import torch
 import minigrad as mg
 from minigrad import ops
 from minigrad.autograd import count_vjps
+from oracles import elementwise_cases, linalg_cases
 
 RNG = np.random.default_rng(20240405)
 
@@ -91,7 +92,7 @@ PRIMITIVES = {
     ),
     "stack": (lambda x, y: mg.stack([x, y]), lambda x, y: torch.stack([x, y]), [RNG.standard_normal(3), RNG.standard_normal(3)]),
     # Compositions whose second derivatives are easy to get subtly wrong.
-    "log_softmax": (
+    "log_softmax_rows": (
         lambda x: mg.log_softmax(x, axis=1),
         lambda x: torch.log_softmax(x, dim=1),
         [RNG.standard_normal((2, 5))],
@@ -124,6 +125,8 @@ PRIMITIVES = {
     "stop_gradient": (lambda x: ops.stop_gradient(x) * x * x, lambda x: x.detach() * x * x, [RNG.standard_normal(4)]),
     "cumsum": (lambda x: (x * x).cumsum(axis=0), lambda x: (x * x).cumsum(dim=0), [RNG.standard_normal((4, 3))]),
     "erf": (ops.erf, torch.erf, [RNG.standard_normal((2, 3)) * 2]),
+    **elementwise_cases(RNG, (2, 3)),
+    **linalg_cases(RNG),
     "argmax": (
         lambda x: ops.argmax(x, axis=1, keepdims=True).astype(np.float64) * x,
         lambda x: x.argmax(dim=1, keepdim=True).to(x.dtype) * x,

@@ -412,11 +412,13 @@ def test_matrix_power_0_is_the_identity():
     np.testing.assert_array_equal(mg.matrix_power(a, 0).data, torch.linalg.matrix_power(torch.tensor(a), 0).numpy())
 
 
-def test_matrix_power_rejects_non_square_matrices_and_negative_powers():
+def test_matrix_power_rejects_non_square_matrices_and_fractional_powers():
     with pytest.raises(ShapeError, match=r"matrix_power: needs square matrices .* got shape \(2, 3\)"):
         mg.matrix_power(np.ones((2, 3)), 2)
-    with pytest.raises(ShapeError, match="matrix_power: n must be an int ≥ 0"):
-        mg.matrix_power(np.eye(2), -1)
+    with pytest.raises(ShapeError, match="matrix_power: n must be an int, got 0.5"):
+        mg.matrix_power(np.eye(2), 0.5)
+    with pytest.raises(mg.LinAlgError, match="inv: the matrix is singular"):  # a negative power inverts first
+        mg.matrix_power(np.ones((2, 2)), -1)
 
 
 @pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, np.inf])
@@ -462,3 +464,74 @@ def test_compositions_compile_and_recompute_their_masks():
         for g, eg in zip(grads, mg.gradients(expected, xs), strict=True):
             np.testing.assert_allclose(np.asarray(g), eg.data, rtol=1e-12)
     assert len(compiled.programs) == 1
+
+
+# --------------------------------------------------------------------------- running products, order statistics
+ZEROS = X[0].copy()
+ZEROS[1, 2] = ZEROS[2, 0] = ZEROS[2, 4] = 0.0  # one zero in a row, two in another
+
+
+@pytest.mark.parametrize("x", [X[0], ZEROS], ids=["no-zeros", "zeros"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumprod_is_exact_at_zeros_to_second_order(x, dim):
+    _compare(lambda t: t.cumprod(dim), lambda t: t.cumprod(dim), [x], second=True)
+    _compare(lambda t: mg.cumprod(t, dim=dim), lambda t: torch.cumprod(t, dim=dim), [x])
+
+
+def test_cumprod_flattens_without_an_axis_and_keeps_float32():
+    np.testing.assert_allclose(mg.cumprod(X[0]).data, np.cumprod(X[0]), rtol=1e-13)
+    x = mg.tensor(np.linspace(0.5, 1.5, 33, dtype=np.float32), requires_grad=True)
+    y = x.cumprod(0)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.data, np.cumprod(x.data), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (0, False), (1, True), (-1, False)])
+def test_median_and_kthvalue(dim, keepdim):
+    x = X[1]  # distinct values: the picked element is unique
+    if dim is None:
+        _compare(lambda t: t.median(), lambda t: t.median(), [x], second=True)
+        return
+    _compare(lambda t: t.median(dim, keepdim).values, lambda t: t.median(dim, keepdim).values, [x], second=True)
+    _same_ints(mg.median(x, dim, keepdim).indices, torch.median(torch.tensor(x), dim, keepdim).indices)
+    for k in (1, 3):
+        _compare(lambda t: mg.kthvalue(t, k, dim, keepdim).values, lambda t: torch.kthvalue(t, k, dim, keepdim).values, [x])
+        _same_ints(mg.kthvalue(x, k, dim, keepdim).indices, torch.kthvalue(torch.tensor(x), k, dim, keepdim).indices)
+
+
+def test_median_of_a_row_with_nan_is_nan():
+    x = X[2].copy()
+    x[1, 3] = np.nan
+    got, want = mg.median(x, 1), torch.median(torch.tensor(x), 1)
+    np.testing.assert_array_equal(got.values.data, want.values.numpy())
+    _same_ints(got.indices, want.indices)
+    assert np.isnan(mg.median(x).item()) and np.isnan(mg.quantile(x, 0.5).item())
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("q", [0.3, 0.5, [0.0, 0.25, 0.9, 1.0]], ids=["0.3", "0.5", "four"])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (None, True), (1, False), (0, True)])
+def test_quantile(interpolation, q, dim, keepdim):
+    qq = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+    _compare(
+        lambda t: mg.quantile(t, q, dim, keepdim, interpolation=interpolation),
+        lambda t: torch.quantile(t, qq, dim, keepdim, interpolation=interpolation),
+        [X[1]],
+    )
+
+
+def test_quantile_rejects_bad_q_and_interpolation():
+    with pytest.raises(ShapeError, match=r"quantile: q must be .* in \[0, 1\]"):
+        mg.quantile(X, 1.5)
+    with pytest.raises(ShapeError, match="quantile: interpolation must be one of"):
+        mg.quantile(X, 0.5, interpolation="cubic")
+    with pytest.raises(ShapeError, match=r"kthvalue: k must be an int in \[1, 5\]"):
+        mg.kthvalue(X, 6)
+
+
+def test_orders_computed_from_values_are_refused_while_tracing():
+    """A compiled program could not recompute a sort's permutation: jit.compile refuses it rather
+    than replay the trace-time order on new data."""
+    for fn in (lambda t: mg.sort(t).values.sum(), lambda t: t.median(), lambda t: mg.quantile(t, 0.5), lambda t: t.topk(2).values.sum()):
+        with pytest.raises(mg.TracerError, match="topk.*the order is computed from the values"):
+            jit.compile(fn)(np.array([3.0, 1.0, 2.0]))
