@@ -28,7 +28,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import MAKEMORE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import GP_IMPORTS, MAKEMORE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -222,6 +222,26 @@ def gpt(torch):
     return (minigrad_step, pytorch_step), model.num_parameters(), what
 
 
+def gaussian_process(torch, lr=0.05):
+    """One step of the Gaussian-process example's fit (the marginal likelihood through a Cholesky
+    factor and a triangular solve, Adam), against the same file run with torch."""
+    ex, theirs = _example("gaussian_process"), _in_torch("gaussian_process", GP_IMPORTS)
+    x, y = ex.data()
+    tx, ty = torch.from_numpy(x.data), torch.from_numpy(y.data)
+    model, module = ex.GaussianProcess(), theirs["GaussianProcess"]()
+    optimizer, torch_optimizer = optim.Adam(model.parameters(), lr=lr), torch.optim.Adam(module.parameters(), lr=lr)
+
+    def step(gp, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = gp.negative_log_likelihood(x, y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    what = f"squared-exponential GP on {len(y.data)} points: Cholesky, triangular solve, Adam on 3 log-parameters"
+    return (lambda: step(model, optimizer, x, y), lambda: step(module, torch_optimizer, tx, ty)), 3, what
+
+
 def makemore_batchnorm(torch):
     """One pass of his makemore Part 3 loop (forward through the hand-written layers,
     retain_grad, backward, the manual update, the update-ratio statistics) on a fixed batch,
@@ -252,7 +272,8 @@ def makemore_batchnorm(torch):
 
 
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
-            "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm}
+            "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm,
+            "gaussian_process": gaussian_process}
 
 
 def _calls_per_run(step, seconds):

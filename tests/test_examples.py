@@ -352,9 +352,43 @@ def test_examples_run_as_scripts_and_print_progress(name, capsys):
     assert steps == [0, 1, 2], out
 
 
+# --------------------------------------------------------------------------- Gaussian-process regression
+GP_IMPORTS = {"import minigrad as mg": "import torch as mg", "from minigrad import optim": "from torch import optim"}
+
+
+def test_gaussian_process_is_a_torch_program_and_fits_as_it_does(capsys):
+    """The same file with torch imported: the same points, every step's loss, the fitted
+    hyperparameters and the posterior agree; and the fit finds the data's noise level."""
+    ex, theirs = example("gaussian_process"), _in_torch("gaussian_process", GP_IMPORTS)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-5.0, 5.0, (15, 1))
+    y = np.sin(x[:, 0]) + 0.1 * rng.standard_normal(15)
+    grid = np.linspace(-5.0, 5.0, 41)[:, None]
+    ours, torch_gp = ex.GaussianProcess(), theirs["GaussianProcess"]()
+    losses = ex.fit(ours, mg.tensor(x), mg.tensor(y), 150)
+    tlosses = theirs["fit"](torch_gp, torch.from_numpy(x), torch.from_numpy(y), 150)
+    np.testing.assert_allclose(losses, tlosses, rtol=1e-9, atol=1e-12)
+    for p, tp in zip(ours.parameters(), torch_gp.parameters()):
+        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-9)
+    for m, tm in zip(ours.predict(mg.tensor(x), mg.tensor(y), mg.tensor(grid)), torch_gp.predict(*map(torch.from_numpy, (x, y, grid)))):
+        np.testing.assert_allclose(m.data, tm.numpy(), rtol=1e-8, atol=1e-12)
+    assert losses[-1] < losses[0] - 5, "it learns"
+    assert 0.03 < math.exp(ours.log_noise.item()) < 0.3, "the noise level it finds is near the data's 0.1"
+    assert capsys.readouterr().out.count("step ") == 2 * 9
+
+
+def test_gaussian_process_runs_as_a_script(capsys):
+    example("gaussian_process").main(["--steps", "3"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[:2]] == ["0", "2"], lines  # every 20 steps, and the last
+    assert lines[2].startswith("lengthscale") and "error of the posterior mean" in lines[3], lines
+
+
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
-    assert scripts == {"mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt", "makemore_batchnorm"}, scripts
+    assert scripts == {
+        "mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt", "makemore_batchnorm", "gaussian_process",
+    }, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
     assert mg.data.load_digits()[0].shape == (1797, 8, 8)
