@@ -219,8 +219,8 @@ def draw(root, **options):
 
 def __getattr__(name):
     # Submodules with heavier imports load on first use: `minigrad.nn`, `minigrad.optim`, `minigrad.jit`,
-    # `minigrad.data` (the shipped data sets), the drawing modules (graphviz).
-    if name in {"nn", "optim", "jit", "draw_graph", "render", "data"}:
+    # `minigrad.data` (the shipped data sets), `minigrad.distributions`, the drawing modules (graphviz).
+    if name in {"nn", "optim", "jit", "draw_graph", "render", "data", "distributions"}:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

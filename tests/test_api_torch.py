@@ -1729,3 +1729,116 @@ def test_all_and_any_are_bool_tensors_with_dims_as_torchs():
             np.testing.assert_array_equal(ours.data, theirs.numpy())
         np.testing.assert_array_equal(getattr(mg, name)(x, 1).data, getattr(torch, name)(t, 1).numpy())
     assert not x.all() and x.any() and (x > -1).all(), "`if x.all():` reads the 0-d tensor"
+
+
+def _reinforce_example(torch, nn, F, optim, Categorical, env, gamma=0.99):
+    """pytorch/examples' reinforcement_learning/reinforce.py (REINFORCE on CartPole): its Policy,
+    select_action (a `Categorical` over the softmax, `m.sample()`, `m.log_prob(action)`),
+    finish_episode (discounted returns, normalised with `returns.std()`, `torch.cat` of the
+    per-step losses, Adam) and the episode loop, as written but for four edits: Dropout's p is 0
+    (two libraries' masks cannot agree), `.float()` is `.double()` (float64 on both sides), an
+    episode also ends when the toy environment truncates it, and the loop is a function of the
+    number of episodes. Returns the policy and that function."""
+    from collections import deque
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super(Policy, self).__init__()
+            self.affine1 = nn.Linear(4, 128)
+            self.dropout = nn.Dropout(p=0.0)
+            self.affine2 = nn.Linear(128, 2)
+
+            self.saved_log_probs = []
+            self.rewards = []
+
+        def forward(self, x):
+            x = self.affine1(x)
+            x = self.dropout(x)
+            x = F.relu(x)
+            action_scores = self.affine2(x)
+            return F.softmax(action_scores, dim=1)
+
+    policy = Policy()
+    optimizer = optim.Adam(policy.parameters(), lr=1e-2)
+    eps = np.finfo(np.float32).eps.item()
+
+    def select_action(state):
+        state = torch.from_numpy(state).double().unsqueeze(0)
+        probs = policy(state)
+        m = Categorical(probs)
+        action = m.sample()
+        policy.saved_log_probs.append(m.log_prob(action))
+        return action.item()
+
+    def finish_episode():
+        R = 0
+        policy_loss = []
+        returns = deque()
+        for r in policy.rewards[::-1]:
+            R = r + gamma * R
+            returns.appendleft(R)
+        returns = torch.tensor(returns)
+        returns = (returns - returns.mean()) / (returns.std() + eps)
+        for log_prob, R in zip(policy.saved_log_probs, returns):
+            policy_loss.append(-log_prob * R)
+        optimizer.zero_grad()
+        policy_loss = torch.cat(policy_loss).sum()
+        policy_loss.backward()
+        optimizer.step()
+        del policy.rewards[:]
+        del policy.saved_log_probs[:]
+
+    def train(episodes):
+        running_reward = 10
+        for i_episode in range(episodes):
+            state, _ = env.reset()
+            ep_reward = 0
+            for t in range(1, 10000):
+                action = select_action(state)
+                state, reward, done, truncated, _ = env.step(action)
+                policy.rewards.append(reward)
+                ep_reward += reward
+                if done or truncated:
+                    break
+            running_reward = 0.05 * ep_reward + (1 - 0.05) * running_reward
+            finish_episode()
+        return running_reward
+
+    return policy, train
+
+
+def test_the_reinforce_example_runs_as_written_and_agrees_with_torch():
+    """Policy gradients as pytorch/examples writes them, on a toy environment: minigrad's
+    `distributions.Categorical` draws the actions (seeded) and PyTorch's replays the same ones, so
+    both see the same episodes; every log-probability, return and Adam step must then agree."""
+    drawn = []
+
+    class Drawing(mg.distributions.Categorical):
+        def sample(self, sample_shape=()):
+            action = super().sample(sample_shape)
+            drawn.append(action.item())
+            return action
+
+    class Replaying(torch.distributions.Categorical):
+        def sample(self, sample_shape=torch.Size()):
+            return torch.tensor([next(replay)])
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        policy, train = _reinforce_example(mg, mg.nn, mg.nn.functional, mg.optim, Drawing, _ToyEnv(11))
+        torch_policy, torch_train = _reinforce_example(torch, torch.nn, torch.nn.functional, torch.optim, Replaying, _ToyEnv(11))
+        start = {k: v.clone() for k, v in torch_policy.state_dict().items()}
+        mg.nn.utils.load_torch_state_dict(policy, start)
+        mg.manual_seed(5)
+        running = train(8)
+        replay = iter(drawn)
+        torch_running = torch_train(8)
+    finally:
+        torch.set_default_dtype(previous)
+    assert next(replay, None) is None and len(set(drawn)) == 2, "both took every action drawn, and both actions occur"
+    assert running == torch_running
+    theirs = torch_policy.state_dict()
+    for name, value in mg.nn.utils.torch_state_dict(policy).items():
+        np.testing.assert_allclose(value, theirs[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+    assert np.abs(mg.nn.utils.torch_state_dict(policy)["affine2.weight"] - start["affine2.weight"].numpy()).max() > 1e-3, "it trained"

@@ -1,0 +1,359 @@
+"""`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Categorical and
+Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the reparameterization trick) and
+`kl_divergence`.
+
+Every density is a composition of minigrad operations, so its gradient in the parameters (and in
+the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
+does (what policy gradients differentiate is `log_prob` of the sample); `rsample()` draws ε from a
+fixed distribution and returns a differentiable function of the parameters and ε (VAEs, the
+pathwise gradient). Draws come from `mg.manual_seed`'s generator, or a fresh one. Parameters are
+checked as PyTorch's `validate_args` checks them: a scale that is not positive, probabilities
+outside [0, 1] or a value outside the support is an error that names them.
+"""
+
+import math
+
+import numpy as np
+
+from . import linalg, ops
+from .creation import default_rng
+from .errors import ShapeError
+from .functional import gather, logsumexp, softplus, where
+from .tensor import Tensor
+
+__all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform", "kl_divergence"]
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _tensor(x, dtype=None):
+    """A parameter or value as a tensor; data becomes a float tensor (float64 unless `dtype`)."""
+    return x if isinstance(x, Tensor) else Tensor(np.asarray(x, dtype=dtype or np.result_type(np.asarray(x).dtype, np.float64)))
+
+
+def _check(name, what, ok, values):
+    if not np.all(ok):
+        raise ValueError(f"{name}: {what}, got {np.asarray(values).ravel()[:8].tolist()}")
+
+
+def _shape(sample_shape):
+    """PyTorch's sample_shape: a tuple (or torch.Size, or list) of lengths, or one length."""
+    return (int(sample_shape),) if isinstance(sample_shape, (int, np.integer)) else tuple(sample_shape)
+
+
+class Distribution:
+    """The interface PyTorch's distributions share: `batch_shape` (independent distributions of the
+    same family), `event_shape` (one draw), `sample`, `rsample`, `log_prob`, `entropy`, `mean`,
+    `variance`, `stddev`."""
+
+    has_rsample = False
+    batch_shape, event_shape = (), ()
+
+    def sample(self, sample_shape=()):
+        """A draw of shape sample_shape + batch_shape + event_shape, outside the graph."""
+        if self.has_rsample:
+            return self.rsample(sample_shape).detach()
+        raise NotImplementedError(f"{type(self).__name__}.sample")
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no reparameterized sample (rsample); use sample() and log_prob")
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def _draw_shape(self, sample_shape):
+        return _shape(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{k}: {v.shape}' for k, v in self._parameters().items())})"
+
+
+class Normal(Distribution):
+    """N(loc, scale²), elementwise over the broadcast shape of loc and scale."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale):
+        self.loc, self.scale = _tensor(loc), _tensor(scale)
+        _check("Normal", "scale must be positive", self.scale.data > 0, self.scale.data)
+        self.batch_shape = np.broadcast_shapes(self.loc.shape, self.scale.shape)
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale}
+
+    @property
+    def mean(self):
+        return self.loc.broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return (self.scale * self.scale).broadcast_to(self.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        """loc + scale · ε with ε ~ N(0, 1): differentiable in loc and scale."""
+        shape = self._draw_shape(sample_shape)
+        eps = Tensor(default_rng().standard_normal(shape).astype(np.result_type(self.loc.dtype, self.scale.dtype)))
+        return self.loc + self.scale * eps
+
+    def log_prob(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        return -0.5 * z * z - self.scale.log() - _HALF_LOG_2PI
+
+    def cdf(self, value):
+        return 0.5 * (1.0 + ops.erf((_tensor(value) - self.loc) / (self.scale * math.sqrt(2.0))))
+
+    def entropy(self):
+        return (self.scale.log() + (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
+
+
+class Uniform(Distribution):
+    """Uniform on [low, high), elementwise."""
+
+    has_rsample = True
+
+    def __init__(self, low, high):
+        self.low, self.high = _tensor(low), _tensor(high)
+        _check("Uniform", "low must be below high", self.low.data < self.high.data, self.high.data - self.low.data)
+        self.batch_shape = np.broadcast_shapes(self.low.shape, self.high.shape)
+
+    def _parameters(self):
+        return {"low": self.low, "high": self.high}
+
+    @property
+    def mean(self):
+        return ((self.low + self.high) * 0.5).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        width = self.high - self.low
+        return (width * width / 12.0).broadcast_to(self.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        u = Tensor(default_rng().random(self._draw_shape(sample_shape)).astype(self.low.dtype))
+        return self.low + (self.high - self.low) * u
+
+    def log_prob(self, value):
+        """−log(high − low) inside [low, high), −inf outside (as PyTorch without validation)."""
+        value = _tensor(value)
+        inside = (value.data >= self.low.data) & (value.data < self.high.data)
+        density = -(self.high - self.low).log() + value * 0.0
+        return where(inside, density, Tensor(np.array(-np.inf, dtype=density.dtype)))
+
+    def entropy(self):
+        return (self.high - self.low).log().broadcast_to(self.batch_shape)
+
+
+class MultivariateNormal(Distribution):
+    """N(loc, Σ) over vectors of loc's last dimension, given one of `covariance_matrix`,
+    `scale_tril` (L with Σ = L Lᵀ) or `precision_matrix` (Σ⁻¹): the density through the Cholesky
+    factor, as PyTorch computes it."""
+
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None):
+        given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
+        if sum(given) != 1:
+            raise ValueError("MultivariateNormal: give exactly one of covariance_matrix, precision_matrix and scale_tril")
+        self.loc = _tensor(loc)
+        if self.loc.ndim < 1:
+            raise ShapeError(f"MultivariateNormal: loc must be a vector (or a batch of them), got shape {self.loc.shape}")
+        if scale_tril is not None:
+            self.scale_tril = _tensor(scale_tril)
+            _check("MultivariateNormal", "scale_tril must have a positive diagonal", np.diagonal(self.scale_tril.data, axis1=-2, axis2=-1) > 0,
+                   np.diagonal(self.scale_tril.data, axis1=-2, axis2=-1))
+        elif covariance_matrix is not None:
+            self.scale_tril = linalg.cholesky(_tensor(covariance_matrix))
+        else:
+            precision = _tensor(precision_matrix)  # symmetrized, so that its gradient is symmetric, as PyTorch's
+            self.scale_tril = linalg.cholesky(linalg.inv((precision + precision.mT) * 0.5))
+        k = self.loc.shape[-1]
+        if self.scale_tril.shape[-2:] != (k, k):
+            raise ShapeError(f"MultivariateNormal: loc of shape {self.loc.shape} needs ({k}, {k}) matrices, got {self.scale_tril.shape}")
+        self.batch_shape = np.broadcast_shapes(self.loc.shape[:-1], self.scale_tril.shape[:-2])
+        self.event_shape = (k,)
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale_tril": self.scale_tril}
+
+    @property
+    def covariance_matrix(self):
+        return self.scale_tril @ self.scale_tril.mT
+
+    @property
+    def mean(self):
+        return self.loc.broadcast_to(self.batch_shape + self.event_shape)
+
+    @property
+    def variance(self):
+        return (self.scale_tril * self.scale_tril).sum(axis=-1).broadcast_to(self.batch_shape + self.event_shape)
+
+    def rsample(self, sample_shape=()):
+        """loc + L ε with ε ~ N(0, I)."""
+        eps = Tensor(default_rng().standard_normal(self._draw_shape(sample_shape)).astype(self.loc.dtype))
+        return self.loc + (self.scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
+
+    def log_prob(self, value):
+        """−½ |L⁻¹(x − μ)|² − Σ log Lᵢᵢ − (k/2) log 2π."""
+        diff = _tensor(value) - self.loc
+        shape = np.broadcast_shapes(diff.shape[:-1], self.scale_tril.shape[:-2])
+        low = self.scale_tril.broadcast_to(shape + self.scale_tril.shape[-2:])
+        z = linalg.solve_triangular(low, diff.broadcast_to(shape + diff.shape[-1:]).unsqueeze(-1), upper=False).squeeze(-1)
+        return -0.5 * (z * z).sum(axis=-1) - _log_diagonal_sum(self.scale_tril) - self.event_shape[0] * _HALF_LOG_2PI
+
+    def entropy(self):
+        k = self.event_shape[0]
+        return (_log_diagonal_sum(self.scale_tril) + k * (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
+
+
+def _log_diagonal_sum(low):
+    """Σ log Lᵢᵢ = ½ log det Σ, over the last two axes."""
+    n = low.shape[-1]
+    return (low * Tensor(np.eye(n, dtype=low.dtype))).sum(axis=-1).log().sum(axis=-1)
+
+
+def _class_values(name, value, classes):
+    value = np.asarray(value.data if isinstance(value, Tensor) else value)
+    _check(name, f"values must be class indices in [0, {classes})", (value.dtype.kind in "iu" or np.all(value == np.round(value)))
+           and np.all((value >= 0) & (value < classes)), value)
+    return value.astype(np.int64)
+
+
+class Categorical(Distribution):
+    """A distribution over the classes 0 … C−1 of the last dimension, from `probs` (normalised to
+    sum to 1, as PyTorch does) or `logits` (unnormalised log-probabilities)."""
+
+    def __init__(self, probs=None, logits=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Categorical: give exactly one of probs and logits")
+        if probs is not None:
+            probs = _tensor(probs)
+            _check("Categorical", "probs must be non-negative with a positive sum", (probs.data >= 0).all() and (probs.data.sum(-1) > 0).all(), probs.data)
+            self.probs = probs / probs.sum(axis=-1, keepdims=True)
+            # log of probabilities clamped to [ε, 1 − ε], as PyTorch's probs_to_logits: a class of
+            # probability 0 has the finite log-probability log ε, and no 0 · ∞ reaches a gradient
+            eps = np.finfo(self.probs.dtype).eps
+            self.logits = self.probs.clip(eps, 1 - eps).log()
+        else:
+            logits = _tensor(logits)
+            self.logits = logits - logsumexp(logits, axis=-1, keepdims=True)
+            self.probs = self.logits.exp()
+        if self.probs.ndim < 1:
+            raise ShapeError(f"Categorical: needs a last dimension of classes, got shape {self.probs.shape}")
+        self.batch_shape = self.probs.shape[:-1]
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    @property
+    def mean(self):
+        """Undefined for classes, NaN as in PyTorch."""
+        return Tensor(np.full(self.batch_shape, np.nan, dtype=self.probs.dtype))
+
+    def sample(self, sample_shape=()):
+        """Class indices (int64) of shape sample_shape + batch_shape, by the inverse of the CDF."""
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        cdf = np.cumsum(self.probs.data, axis=-1)
+        u = default_rng().random(shape)[..., None] * cdf[..., -1:]
+        return Tensor((u >= cdf).sum(axis=-1).clip(0, cdf.shape[-1] - 1).astype(np.int64))
+
+    def log_prob(self, value):
+        """log p(value) for class indices `value`, broadcast against batch_shape."""
+        value = _class_values("Categorical.log_prob", value, self.probs.shape[-1])
+        shape = np.broadcast_shapes(value.shape, tuple(self.batch_shape))
+        logits = self.logits.broadcast_to(shape + self.probs.shape[-1:])
+        return gather(logits, -1, np.broadcast_to(value, shape)[..., None]).squeeze(-1)
+
+    def entropy(self):
+        """−Σ p log p (a class of probability 0 adds 0: its log is finite)."""
+        return -(self.probs * self.logits).sum(axis=-1)
+
+
+class Bernoulli(Distribution):
+    """1 with probability `probs` (or sigmoid(`logits`)), else 0, elementwise."""
+
+    def __init__(self, probs=None, logits=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Bernoulli: give exactly one of probs and logits")
+        if probs is not None:
+            self.probs = _tensor(probs)
+            _check("Bernoulli", "probs must lie in [0, 1]", (self.probs.data >= 0) & (self.probs.data <= 1), self.probs.data)
+            eps = np.finfo(self.probs.dtype).eps
+            clamped = self.probs.clip(eps, 1 - eps)
+            self.logits = clamped.log() - (1.0 - clamped).log()
+        else:
+            self.logits = _tensor(logits)
+            self.probs = self.logits.sigmoid()
+        self.batch_shape = self.probs.shape
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def variance(self):
+        return self.probs * (1.0 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        return Tensor((default_rng().random(shape) < self.probs.data).astype(self.probs.dtype))
+
+    def log_prob(self, value):
+        """value · logits − softplus(logits): −binary cross-entropy with logits, without overflow."""
+        value = _tensor(value, self.logits.dtype)
+        _check("Bernoulli.log_prob", "values must be 0 or 1", (value.data == 0) | (value.data == 1), value.data)
+        return value * self.logits - softplus(self.logits)
+
+    def entropy(self):
+        return softplus(self.logits) - self.probs * self.logits
+
+
+# --------------------------------------------------------------------------- KL divergences
+def _kl_normal_normal(p, q):
+    ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return 0.5 * (ratio * ratio + shift * shift - 1.0) - ratio.log()
+
+
+def _kl_categorical_categorical(p, q):
+    """Σ p (log p − log q): ∞ where q gives 0 to a class p does not, a class p gives 0 adding 0 (as PyTorch)."""
+    terms = p.probs * (p.logits - q.logits)
+    terms = where(q.probs.data == 0, Tensor(np.array(np.inf, dtype=terms.dtype)), terms)
+    return where(p.probs.data == 0, Tensor(np.zeros((), dtype=terms.dtype)), terms).sum(axis=-1)
+
+
+def _kl_bernoulli_bernoulli(p, q):
+    return p.probs * (softplus(-q.logits) - softplus(-p.logits)) + (1.0 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+
+
+def _kl_mvn_mvn(p, q):
+    """½ (tr(Σq⁻¹ Σp) + |Lq⁻¹ (μq − μp)|² − k) + Σ log Lq,ii − Σ log Lp,ii."""
+    k = p.event_shape[0]
+    shape = np.broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
+    lq = q.scale_tril.broadcast_to(shape + (k, k))
+    m = linalg.solve_triangular(lq, p.scale_tril.broadcast_to(shape + (k, k)), upper=False)
+    z = linalg.solve_triangular(lq, (q.loc - p.loc).broadcast_to(shape + (k,)).unsqueeze(-1), upper=False).squeeze(-1)
+    return 0.5 * ((m * m).sum(axis=(-2, -1)) + (z * z).sum(axis=-1) - k) + _log_diagonal_sum(q.scale_tril) - _log_diagonal_sum(p.scale_tril)
+
+
+_KL = {
+    (Normal, Normal): _kl_normal_normal,
+    (Categorical, Categorical): _kl_categorical_categorical,
+    (Bernoulli, Bernoulli): _kl_bernoulli_bernoulli,
+    (MultivariateNormal, MultivariateNormal): _kl_mvn_mvn,
+}
+
+
+def kl_divergence(p, q):
+    """KL(p ‖ q) = E_p[log p − log q] in closed form, for two distributions of the same family
+    (`torch.distributions.kl_divergence`); differentiable in both."""
+    rule = _KL.get((type(p), type(q)))
+    if rule is None:
+        raise NotImplementedError(
+            f"kl_divergence: no closed form for ({type(p).__name__}, {type(q).__name__}) in minigrad; "
+            f"it has {', '.join(f'({a.__name__}, {b.__name__})' for a, b in _KL)}"
+        )
+    return rule(p, q)
