@@ -18,7 +18,7 @@ import numpy as np
 from . import linalg, ops
 from .creation import default_rng
 from .errors import ShapeError
-from .functional import gather, logsumexp, softplus, where
+from .functional import diagonal, gather, logsumexp, softplus, where
 from .tensor import Tensor
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform", "kl_divergence"]
@@ -61,6 +61,10 @@ class Distribution:
     @property
     def stddev(self):
         return self.variance.sqrt()
+
+    def _parameters(self):
+        """{name: tensor} of what the distribution is made of (its repr shows their shapes)."""
+        return {}
 
     def _draw_shape(self, sample_shape):
         return _shape(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape)
@@ -208,8 +212,7 @@ class MultivariateNormal(Distribution):
 
 def _log_diagonal_sum(low):
     """Σ log Lᵢᵢ = ½ log det Σ, over the last two axes."""
-    n = low.shape[-1]
-    return (low * Tensor(np.eye(n, dtype=low.dtype))).sum(axis=-1).log().sum(axis=-1)
+    return diagonal(low, 0, -2, -1).log().sum(axis=-1)
 
 
 def _class_values(name, value, classes):

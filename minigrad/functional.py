@@ -189,7 +189,7 @@ def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     if interpolation not in _INTERPOLATIONS:
         raise ShapeError(f"quantile: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     qs = np.asarray(q.data if isinstance(q, Tensor) else q, dtype=np.float64)
-    if qs.ndim > 1 or qs.size == 0 and qs.ndim == 1 or np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
+    if qs.ndim > 1 or qs.size == 0 or np.any(np.isnan(qs) | (qs < 0) | (qs > 1)):
         raise ShapeError(f"quantile: q must be a number or a 1-D tensor of numbers in [0, 1], got {q!r}")
     if dim is None:
         flat = x.reshape(-1)
@@ -208,7 +208,7 @@ def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
         low = high
     elif interpolation == "nearest":
         low = high = np.round(position).astype(np.int64)  # half to even, as torch.round
-    weight = {"midpoint": np.where(high > low, 0.5, 0.0)}.get(interpolation, position - low)
+    weight = np.where(high > low, 0.5, 0.0) if interpolation == "midpoint" else position - low
     below, above = ordered[..., low], ordered[..., high]
     out = below + (above - below) * Tensor(weight.astype(x.dtype))  # (..., len(q))
     nan = Tensor(np.isnan(_constant("quantile", x)).any(axis=dim))[..., None]

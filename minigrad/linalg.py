@@ -13,22 +13,19 @@ nuclear and spectral norms).
 import collections
 import functools
 import math
+import operator
 
 import numpy as np
 
 from . import ops
 from .errors import ShapeError
-from .functional import matrix_power, stack, tril, triu
+from .functional import _dims, _tensor, matrix_power, stack, tril, triu
 from .tensor import Tensor
 
 __all__ = [
     "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "multi_dot", "norm",
     "slogdet", "solve", "solve_triangular", "vecdot", "vector_norm",
 ]
-
-
-def _tensor(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def _square(name, a):
@@ -148,18 +145,11 @@ def _triangle(name, A, UPLO):  # noqa: N803
     return A if UPLO == "L" else A.mT
 
 
-def _dims(name, x, dim, count):
-    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
-    if count is not None and len(dims) != count:
-        raise ShapeError(f"{name}: dim must name {count} dimensions, got {dim!r}")
-    return ops.normalize_axis(dims, x.ndim, name)
-
-
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002  (PyTorch's names)
     """(Σ |x|^ord)^(1/ord) over `dim` (all of x by default; `torch.linalg.vector_norm`): ord inf is
     the largest |x|, −inf the smallest, 0 the count of nonzero entries. The gradient at 0 is 0."""
     x = _tensor(x) if dtype is None else _tensor(x).astype(dtype)
-    dims = _dims("vector_norm", x, dim, None)
+    dims = None if dim is None else tuple(_dims("vector_norm", dim, x.ndim))
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise ShapeError(f"vector_norm: ord must be a number (inf included), got {ord!r}")
     if ord == -math.inf:
@@ -175,7 +165,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: N803, A002
     and smallest column sum of |a|), inf and −inf (the same for rows). "nuc", 2 and −2 need the
     singular values, which minigrad does not compute."""
     A = _tensor(A)  # noqa: N806
-    rows, cols = _dims("matrix_norm", A, dim, 2)
+    dims = _dims("matrix_norm", dim, A.ndim)
+    if len(dims) != 2:
+        raise ShapeError(f"matrix_norm: dim must name 2 dimensions, got {dim!r}")
+    rows, cols = dims
     if ord not in _MATRIX_ORDS:
         raise ShapeError(
             f"matrix_norm: ord={ord!r} is not supported; use one of {_MATRIX_ORDS} (the nuclear and spectral norms "
@@ -233,4 +226,4 @@ def multi_dot(tensors):
         raise ShapeError(f"multi_dot: needs at least two tensors, got {len(tensors)}")
     if any(t.ndim not in (1, 2) for t in tensors) or any(t.ndim != 2 for t in tensors[1:-1]):
         raise ShapeError(f"multi_dot: the first and last may be 1-D, the others must be 2-D; got {[t.shape for t in tensors]}")
-    return functools.reduce(lambda x, y: x @ y, tensors)
+    return functools.reduce(operator.matmul, tensors)

@@ -727,11 +727,16 @@ def _atan2_rule(y, x):
     return x / r2, -y / r2
 
 
+def _atan2_jvp(t, out, y, x):
+    dy, dx = _atan2_rule(y, x)
+    return t[0] * dy + t[1] * dx
+
+
 atan2 = Primitive.define(
     "atan2",  # the angle of the point (x, y), in (−π, π]: PyTorch's atan2(input=y, other=x)
     forward=np.arctan2,
     vjp=lambda g, out, y, x: tuple(g * d for d in _atan2_rule(y, x)),
-    jvp=lambda t, out, y, x: sum(tangent * d for tangent, d in zip(t, _atan2_rule(y, x))),
+    jvp=_atan2_jvp,
 )
 hypot = Primitive.define(
     "hypot",  # √(x² + y²) without overflow or underflow in x²
@@ -739,6 +744,9 @@ hypot = Primitive.define(
     vjp=lambda g, out, x, y: (g * (x / out), g * (y / out)),
     jvp=lambda t, out, x, y: (t[0] * x + t[1] * y) / out,
 )
+# What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
+UNARY_FUNCTIONS = (erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh)
+BINARY_FUNCTIONS = (atan2, hypot)
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -857,6 +865,8 @@ def _eigenvectors_vjp(g, out, a):
     return ((s + s.mT) * 0.5,)
 
 
+# A primitive has one output, so the eigenvalues' rules decompose A again for Q, and the
+# eigenvectors' for λ: for the small matrices this is used on, simpler than a two-output primitive.
 def _eigenvalues_vjp(g, out, a):
     """λ̄ ↦ Ā = Q diag(λ̄) Qᵀ."""
     q = eigh_vectors(a)

@@ -1358,10 +1358,9 @@ def _elementwise_method(primitive, binary=False):
 
 # PyTorch's other elementwise functions, each a primitive of its own name, and their numpy spellings
 # (`arcsin`, which torch also accepts).
-for _primitive in (_ops.erf, _ops.erfc, _ops.log1p, _ops.expm1, _ops.exp2, _ops.tan, _ops.asin, _ops.acos, _ops.atan,
-                   _ops.sinh, _ops.cosh, _ops.asinh, _ops.acosh, _ops.atanh):
+for _primitive in _ops.UNARY_FUNCTIONS:
     setattr(Tensor, _primitive.name, _elementwise_method(_primitive))
-for _primitive in (_ops.atan2, _ops.hypot):
+for _primitive in _ops.BINARY_FUNCTIONS:
     setattr(Tensor, _primitive.name, _elementwise_method(_primitive, binary=True))
 for _name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2"):
     setattr(Tensor, "arc" + _name[1:], getattr(Tensor, _name))

@@ -535,3 +535,11 @@ def test_orders_computed_from_values_are_refused_while_tracing():
     for fn in (lambda t: mg.sort(t).values.sum(), lambda t: t.median(), lambda t: mg.quantile(t, 0.5), lambda t: t.topk(2).values.sum()):
         with pytest.raises(mg.TracerError, match="topk.*the order is computed from the values"):
             jit.compile(fn)(np.array([3.0, 1.0, 2.0]))
+
+
+def test_order_statistics_and_cumprod_of_a_scalar_as_torch():
+    x, t = mg.tensor(2.5), torch.tensor(2.5, dtype=torch.float64)
+    assert x.cumprod(0).item() == t.cumprod(0).item() and x.cumprod(0).shape == ()
+    for ours, theirs in [(mg.median(x, 0), torch.median(t, 0)), (mg.kthvalue(x, 1, 0), torch.kthvalue(t, 1, 0))]:
+        assert ours.values.shape == () and ours.values.item() == theirs.values.item()
+        _same_ints(ours.indices, theirs.indices)
