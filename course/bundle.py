@@ -305,16 +305,23 @@ def answered(nb, answers):
     return filled
 
 
-def run_notebook(nb, folder, timeout=600):
+def run_notebook(nb, folder, timeout=600, zygote=None):
     """`nb` executed top to bottom in a fresh kernel whose working folder is `folder` (so it imports
-    the bundle's minigrad), going on after a failing cell as if Run All did not stop there."""
+    the bundle's minigrad), going on after a failing cell as if Run All did not stop there. The
+    kernel is forked from `zygote` (`course.kernel_zygote.student_kernels`) if one is given."""
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
+    from .kernel_zygote import ZygoteKernelManager
     from .kernels import ReadyKernelManager
 
+    config = Config()
+    if zygote is not None:
+        config.ZygoteKernelManager.zygote = zygote.address
     executed = copy.deepcopy(nb)
-    NotebookClient(executed, timeout=timeout, allow_errors=True, kernel_name="python3",
-                   kernel_manager_class=ReadyKernelManager, resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(executed, timeout=timeout, allow_errors=True, kernel_name="python3", config=config,
+                   kernel_manager_class=ReadyKernelManager if zygote is None else ZygoteKernelManager,
+                   resources={"metadata": {"path": str(folder)}}).execute()
     return executed
 
 

@@ -14,10 +14,16 @@ The zygote is the grader's own trusted code, like the judge kernels it forks. It
 request that carries its secret token, which the relay reads from its environment (never a command
 line) and does not pass on; the sandboxes, which run as other users under Landlock, can read
 neither.
+
+The same zygote, preloading third-party modules only (`library=False`), starts the kernels of the
+notebooks a student runs on their own machine (`minigrad-course mine`, the bundle's checks in the
+suite; `student_kernels`): such a kernel imports minigrad itself, from the notebook's folder where a
+bundle ships its own copy, and is otherwise as fresh as a kernel jupyter_client starts.
 """
 
 import contextlib
 import gc
+import shutil
 import json
 import os
 import secrets
@@ -25,6 +31,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 import threading
 
 from traitlets import List
@@ -62,9 +69,10 @@ os._exit(json.loads(line)["status"] if line else 1)
 
 
 class KernelZygote:
-    """The zygote process of one grading worker; `address` is what its kernel manager needs."""
+    """The zygote process of one grading worker; `address` is what its kernel manager needs.
+    `library`: whether it preloads minigrad and the judge (a judge kernel's) or not (a student's)."""
 
-    def __init__(self, folder, heavy=()):
+    def __init__(self, folder, heavy=(), library=True):
         heavy = checked_heavy(heavy)
         self.path = os.path.join(folder, "kernel-zygote.sock")
         self.token = secrets.token_hex(16)
@@ -74,7 +82,7 @@ class KernelZygote:
             server.bind(self.path)
             server.listen(16)
             self.process = start_zygote(
-                [sys.executable, "-c", f"from course.kernel_zygote import serve; serve({server.fileno()}, {heavy!r})"],
+                [sys.executable, "-c", f"from course.kernel_zygote import serve; serve({server.fileno()}, {heavy!r}, {bool(library)!r})"],
                 self.token, folder, _zygote_environment(), pass_fds=[server.fileno()])
 
     @property
@@ -83,6 +91,23 @@ class KernelZygote:
 
     def close(self):
         stop_zygote(self.process)
+
+
+@contextlib.contextmanager
+def student_kernels(heavy=()):
+    """A KernelZygote for notebooks run as the student's own kernel runs them, preloading `heavy`
+    (HEAVY_MODULES) beside the third-party modules, for `course.bundle.run_notebook`; None where
+    the zygote cannot run (it needs Linux), and run_notebook then starts plain kernels."""
+    if not sys.platform.startswith("linux"):
+        yield None
+        return
+    folder = tempfile.mkdtemp(prefix="minigrad-kernels-")  # short: the socket's path must fit ~100 bytes
+    zygote = KernelZygote(folder, heavy, library=False)
+    try:
+        yield zygote
+    finally:
+        zygote.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class ZygoteKernelManager(ReadyKernelManager):
@@ -108,17 +133,19 @@ def _zygote_environment():
     return {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 
 
-def _preload():
-    """What every judge kernel imports: ipykernel, the judge, and the chapters' setup cells' modules."""
+def _preload(library):
+    """What every kernel imports: ipykernel and the chapters' setup cells' modules; for a judge
+    kernel (`library`) also minigrad and the judge, never for a student's, which imports its own."""
     import ipykernel.debugger  # noqa: F401  (debugpy: each kernel's start imported it, 0.1 CPU-s)
     import ipykernel.kernelapp  # noqa: F401
     import numpy  # noqa: F401
 
-    import minigrad  # noqa: F401
-    import minigrad.nn  # noqa: F401
-    import minigrad.optim  # noqa: F401
-    import minigrad.testing  # noqa: F401
-    from course import judge, wire  # noqa: F401
+    if library:
+        import minigrad  # noqa: F401
+        import minigrad.nn  # noqa: F401
+        import minigrad.optim  # noqa: F401
+        import minigrad.testing  # noqa: F401
+        from course import judge, wire  # noqa: F401
 
     # Not tqdm.auto nor matplotlib's inline backend: both decide at import whether they run in a
     # kernel, so the kernel imports them itself (cheaply: what they need is loaded).
@@ -127,7 +154,7 @@ def _preload():
         import tqdm.notebook  # noqa: F401
 
 
-def serve(fd, heavy=()):
+def serve(fd, heavy=(), library=True):
     """The zygote's loop: preload (and the chapter's `heavy` modules, see `course.sandbox.HEAVY_MODULES`),
     then fork a kernel per request and report how each one ended. One thread and `select` (never
     threads: a fork would copy them half-done)."""
@@ -135,8 +162,10 @@ def serve(fd, heavy=()):
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: the kernel's folder is not on the path
         del sys.path[0]
     die_with_parent(signal.SIGTERM)  # the worker's end is the zygote's
-    _preload()
-    preload_heavy(heavy)
+    _preload(library)
+    preload_heavy(heavy, library)
+    if not library and "minigrad" in sys.modules:
+        raise RuntimeError("a student's kernel zygote must not import minigrad: its kernels import their folder's copy")
     if threading.active_count() != 1:
         raise RuntimeError("the kernel zygote must not run threads: forking would copy them half-done")
     gc.freeze()  # the kernels' collections skip what was preloaded, and leave its pages shared
@@ -217,7 +246,9 @@ def _become_kernel(request, fds):
     os.environ.clear()
     os.environ.update(request["env"])
     reread_settings()
-    sys.argv = ["ipykernel_launcher", *request["argv"]]
+    # parent_handle 1: ipykernel watches no parent (see above) and prints no `ipython kernel`
+    # banner to the relay's terminal, which it does when it has no parent to watch.
+    sys.argv = ["ipykernel_launcher", *request["argv"], "--IPKernelApp.parent_handle=1"]
     status = 1
     try:
         from ipykernel import kernelapp

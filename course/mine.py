@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 
 from .bundle import course_chapters, failed_cells, run_notebook, stub_library
+from .kernel_zygote import student_kernels
 from .pipeline import (
     COURSE,
     PipelineError,
@@ -32,6 +33,7 @@ from .pipeline import (
     read_notebook,
     trimmed_notebook,
 )
+from .sandbox import heavy_imports
 
 _REPORT = "minigrad-course mine: calls by cell "  # the marker of the last cell's printed record
 
@@ -98,12 +100,15 @@ def _mine_in(folder, notebooks_dir, chosen, every, course, quick, progress):
     owners = {name: c for c in course_chapters(course) for name in course.library(c)}
     progress("your minigrad: " + "; ".join(f"{c} ({', '.join(sorted(a))})" for c, a in answers.items()))
     runs = []
-    for chapter in every[every.index(min(answers)):]:
-        own = Path(notebooks_dir) / chapter / f"{chapter}.ipynb"
-        nb = read_notebook(own) if chapter in answers else _with_reference_answers(chapter, course)
-        run = _run(chapter, trimmed_notebook(nb) if quick else nb, folder, list(owners), chapter in answers)
-        runs.append(run)
-        progress(describe(run, owners, runs))
+    later = every[every.index(min(answers)):]
+    # One kernel per chapter, forked from a parent that imported the third-party modules once.
+    with student_kernels(sorted({m for c in later for m in heavy_imports(course.release(c))})) as zygote:
+        for chapter in later:
+            own = Path(notebooks_dir) / chapter / f"{chapter}.ipynb"
+            nb = read_notebook(own) if chapter in answers else _with_reference_answers(chapter, course)
+            run = _run(chapter, trimmed_notebook(nb) if quick else nb, folder, list(owners), chapter in answers, zygote)
+            runs.append(run)
+            progress(describe(run, owners, runs))
     return runs
 
 
@@ -115,7 +120,7 @@ def _with_reference_answers(chapter, course):
     return nb
 
 
-def _run(chapter, nb, folder, names, yours):
+def _run(chapter, nb, folder, names, yours, zygote=None):
     """Run `nb` on the student's minigrad, recording which of their functions each cell called."""
     nb.cells.insert(0, nbformat.v4.new_code_cell(
         "import json as _mine_json, minigrad._exercises as _mine\n"
@@ -125,7 +130,7 @@ def _run(chapter, nb, folder, names, yours):
         "    _mine.calls.clear()\n"
         "get_ipython().events.register('post_run_cell', _mine_record)"))
     nb.cells.append(nbformat.v4.new_code_cell(f"print({_REPORT!r} + _mine_json.dumps(_mine_log))"))
-    executed = run_notebook(nb, folder)
+    executed = run_notebook(nb, folder, zygote=zygote)
     log = _printed_log(executed.cells[-1])
     run = ChapterRun(chapter, yours)
     for cell in executed.cells[1:-1]:

@@ -391,13 +391,14 @@ def checked_heavy(names):
     return list(names)
 
 
-def preload_heavy(names):
+def preload_heavy(names, library=True):
     """Import `names` and do their one-time set-up once, in the zygote, instead of in every fork.
 
-    For numba: minigrad's numba backend, and one compile of a small array loop, which sets up the
-    compiler (its CPU target, typing and LLVM) that a fork's first kernel would otherwise set up:
-    ~0.3 CPU-s of the ~0.5 a sandbox's first `jit.compile` costs. That compile runs on this thread
-    (no parallel target: a zygote must not start threads) and is not cached on disk.
+    For numba: minigrad's numba backend (unless `library` is false: a student's kernel imports its
+    own minigrad), and one compile of a small array loop, which sets up the compiler (its CPU
+    target, typing and LLVM) that a fork's first kernel would otherwise set up: ~0.3 CPU-s of the
+    ~0.5 a sandbox's first `jit.compile` costs. That compile runs on this thread (no parallel
+    target: a zygote must not start threads) and is not cached on disk.
     """
     if "numba" in checked_heavy(names):
         import math
@@ -405,7 +406,8 @@ def preload_heavy(names):
         import numba
         import numpy
 
-        import minigrad.jit.backends.numba_backend  # noqa: F401
+        if library:
+            import minigrad.jit.backends.numba_backend  # noqa: F401
 
         def warm_up(x, out):
             for i in range(x.shape[0]):

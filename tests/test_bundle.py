@@ -10,7 +10,9 @@ bundle does not have) and the exceptions its library.json lists with a reason, w
 name the function. The wrong answers run the notebook's nbgrader cells only
 (setup, answers, tests: what grading keeps), and Validate runs on the answered notebook's nbgrader
 cells: the experiments have already run clean in the answered run, and tests must not need them.
-Also: `minigrad-course validate`'s report format, and `minigrad-course mine`.
+Also: `minigrad-course validate`'s report format, and `minigrad-course mine`. The kernels are forked
+from a zygote that preloaded the third-party modules (`course.kernel_zygote.student_kernels`, as
+`mine` runs them): each is a fresh process that imports the bundle's minigrad, as a plain kernel does.
 """
 
 import json
@@ -19,6 +21,7 @@ import re
 import pytest
 
 from course.bundle import answered, failed_cells, make_bundle, run_notebook
+from course.kernel_zygote import student_kernels
 from course.pipeline import (
     COURSE,
     answer_cells,
@@ -48,8 +51,9 @@ WRONG = [(chapter, name, first_wrong_answer(chapter, name)) for chapter in CHAPT
 class Bundle:
     """One chapter's bundle: its folder, released notebook and the solution's answers."""
 
-    def __init__(self, chapter, dest):
+    def __init__(self, chapter, dest, zygote):
         self.chapter = chapter
+        self.zygote = zygote
         self.folder = make_bundle(chapter, dest)
         self.release = read_notebook(self.folder / f"{chapter}.ipynb")
         source = read_notebook(COURSE.source(chapter))
@@ -58,7 +62,7 @@ class Bundle:
 
     def run(self, answers, trimmed=False):
         nb = answered(self.release, answers)
-        return run_notebook(trimmed_notebook(nb) if trimmed else nb, self.folder)
+        return run_notebook(trimmed_notebook(nb) if trimmed else nb, self.folder, zygote=self.zygote)
 
     def failures(self, executed):
         return failed_cells(executed, self.names)
@@ -68,13 +72,14 @@ class Bundle:
 def bundles(tmp_path_factory):
     """chapter -> Bundle, built on first use (each chapter's tests share one xdist worker)."""
     built = {}
+    with student_kernels(["numba"]) as zygote:  # numba: chapter 9's bundle, wherever its tests run
 
-    def get(chapter):
-        if chapter not in built:
-            built[chapter] = Bundle(chapter, tmp_path_factory.mktemp(chapter))
-        return built[chapter]
+        def get(chapter):
+            if chapter not in built:
+                built[chapter] = Bundle(chapter, tmp_path_factory.mktemp(chapter), zygote)
+            return built[chapter]
 
-    return get
+        yield get
 
 
 def chapter_params(items, chapter_of=lambda item: item, case=None):
@@ -152,7 +157,7 @@ def test_validate_report_names_points_and_whole_messages(bundles, capsys):
     nb = trimmed_notebook(answered(bundle.release, {**bundle.solutions, "tanh_vjp": wrong}))
     path = bundle.folder / "validate-wrong.ipynb"
     nbformat.write(nb, str(path))
-    messages = {g: e for _, g, _, e in bundle.failures(run_notebook(nb, bundle.folder))}
+    messages = {g: e for _, g, _, e in bundle.failures(run_notebook(nb, bundle.folder, zygote=bundle.zygote))}
     points = {g: float(c.metadata["nbgrader"]["points"]) for g, c in grade_cells(nb).items()}
     assert "test_tanh_vjp_values" in messages and any("\n" in m for m in messages.values()), messages
 

@@ -173,3 +173,39 @@ def test_kernels_go_with_their_zygote(tmp_path):
         assert _gone(_with_kernel(own, tmp_path, body)), "a kernel outlived its zygote"
     finally:
         own.close()
+
+
+STUDENT_CELLS = [
+    "import os, sys, minigrad\nprint(minigrad.WHO, os.path.relpath(minigrad.__file__), os.environ.get('MPLBACKEND'))",
+    "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()",
+    "from tqdm.auto import tqdm\nprint(tqdm.__module__, sum(1 for _ in tqdm(range(3))))",
+    "import numba\nprint(numba.config.CACHE_DIR == os.environ.get('NUMBA_CACHE_DIR', ''))",
+]
+
+
+def test_a_students_kernel_from_the_zygote_is_a_plain_kernel_with_its_folders_minigrad(tmp_path, capfd):
+    """student_kernels (`minigrad-course mine`, the bundle's checks): the notebook's folder's own
+    minigrad (a bundle's copy, never the zygote's: it preloads none), inline figures, tqdm's widget,
+    numba's settings from the kernel's environment; cell by cell what a plain kernel shows, and
+    nothing printed to the terminal."""
+    import nbformat
+
+    from course.bundle import run_notebook
+    from course.kernel_zygote import student_kernels
+
+    (tmp_path / "minigrad").mkdir()
+    (tmp_path / "minigrad" / "__init__.py").write_text("WHO = 'the folder copy'\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in STUDENT_CELLS])
+
+    def shown(executed):
+        return [[(o.output_type, o.get("text") or sorted(o.get("data", {}))) for o in cell.outputs] for cell in executed.cells]
+
+    plain = shown(run_notebook(nb, tmp_path))
+    capfd.readouterr()
+    with student_kernels(["numba"]) as zygote:
+        assert zygote is not None, "student_kernels should fork kernels on Linux"
+        forked = [shown(run_notebook(nb, tmp_path, zygote=zygote)) for _ in range(2)]
+    assert plain[0] == [("stream", "the folder copy minigrad/__init__.py module://matplotlib_inline.backend_inline\n")]
+    assert plain[1] == [("display_data", ["image/png", "text/plain"])], plain[1]
+    assert forked == [plain, plain]
+    assert capfd.readouterr().out == ""

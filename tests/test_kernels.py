@@ -2,9 +2,10 @@
 
 The client is ready once the kernel has answered and IOPub has carried a message, without waiting
 for IOPub to fall quiet: a first cell's output must still reach the notebook, every time, from a
-plain ipykernel (as `minigrad-course mine` starts one) and from a judge kernel forked by the
-zygote (tests/test_kernel_zygote.py). On Unix both talk over Unix sockets in a folder of their own,
-so kernels started at once by several processes cannot be handed the same TCP port.
+plain ipykernel (as `minigrad-course mine` starts one where the kernel zygote cannot run) and from
+a kernel forked by the zygote (tests/test_kernel_zygote.py). On Unix both talk over Unix sockets in
+a folder of their own, so kernels started at once by several processes cannot be handed the same
+TCP port.
 """
 
 import asyncio
