@@ -18,7 +18,6 @@ import datetime
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -42,7 +41,6 @@ from .pipeline import (
     cell_error,
     execution_seconds,
     grade_cells,
-    nbgrader_command,
     read_notebook,
     trimmed_notebook,
 )
@@ -319,24 +317,26 @@ def _last_line(text):
 
 # --------------------------------------------------------------------------- the class, in the parent
 def prepare(settings, scratch):
-    """A template course in `scratch` with the chapter generated into its own gradebook, and,
-    in the background, the course's gradebook updated with the chapter's cells (needed only when
-    the grades are merged). Returns (the template's root, the background process)."""
+    """A template course in `scratch` with the chapter generated into its own gradebook (each
+    worker grades into a copy), and the course's gradebook told the chapter's cells (which the
+    grades are merged into). Returns the template's root."""
+    from traitlets.config import Config
+
     chapter = settings.chapter
     _alembic_head_in_process()
     template = NbgraderCourse.scratch(Path(scratch) / "template", [chapter], _course(settings))
     registrar = NbgraderCourse.scratch(Path(scratch) / "registrar", [chapter], _course(settings))
     _create_gradebook(settings.gradebook, _nbgrader_api(template.root).coursedir.course_id)
-    background = subprocess.Popen(
-        nbgrader_command() + ["generate_assignment", chapter, "--force", f"--CourseDirectory.db_url={settings.gradebook}"],
-        cwd=registrar.root / "course", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    outcome = _nbgrader_api(template.root).generate_assignment(chapter, force=True, create=True)
-    if not outcome["success"]:
-        background.kill()
-        raise PipelineError(f"nbgrader generate_assignment {chapter} failed:\n{outcome.get('error') or outcome.get('log')}")
+    # Both in this process, one after the other: nbgrader's CLI in a process of its own cost 1.6
+    # CPU-s to start for the 0.2 the registration itself takes (benchmarks/README.md).
+    into_course = Config()
+    into_course.CourseDirectory.db_url = settings.gradebook
+    for course, config in [(registrar, into_course), (template, None)]:
+        outcome = _nbgrader_api(course.root, config).generate_assignment(chapter, force=True, create=True)
+        if not outcome["success"]:
+            raise PipelineError(f"nbgrader generate_assignment {chapter} failed:\n{outcome.get('error') or outcome.get('log')}")
     shutil.rmtree(template.root / "notebooks", ignore_errors=True)
-    return template.root, background
+    return template.root
 
 
 def _alembic_head_in_process():
@@ -383,14 +383,6 @@ def _create_gradebook(url, course_id):
             time.sleep(0.5 * attempt)
 
 
-def _registered(background, settings):
-    """Wait for the course's gradebook to know the chapter (see `prepare`)."""
-    output, _ = background.communicate()
-    if background.returncode:
-        raise PipelineError(f"registering {settings.chapter} in the gradebook {settings.gradebook} failed:\n"
-                            f"{output[-4000:]}")
-
-
 def _course(settings):
     root = Path(settings.root)
     return Course(root, root / "tests" / "chapters")
@@ -410,7 +402,7 @@ def grade_class(settings, submissions, progress=None):
     refuse_unsafe_grading()
     with tempfile.TemporaryDirectory(prefix="minigrad-autograde-") as scratch, _pool(settings) as pool:
         scratch = Path(scratch)
-        template, background = prepare(settings, scratch)
+        template = prepare(settings, scratch)
         staged = scratch / "autograded"  # moved into the course only once the preflight has passed
 
         def task(student, folder):
@@ -445,7 +437,6 @@ def grade_class(settings, submissions, progress=None):
             else:
                 result, error = StudentResult(student, attention=["the grading worker crashed twice on it"]), None
             finish(student, result, error)
-        _registered(background, settings)
         for student in results:
             if (staged / student / settings.chapter).is_dir():
                 shutil.rmtree(target / student / settings.chapter, ignore_errors=True)

@@ -23,6 +23,9 @@ import pytest
 import minigrad as mg
 
 ON_GPU = os.environ.get("MINIGRAD_CUDA_TESTS") == "gpu"  # the same checks on a real GPU, not the simulator
+# One worker runs the checks' child process (child_results, a module fixture) for every test here: ungrouped,
+# each worker that drew one of these tests ran the whole simulator child again (~17 s).
+pytestmark = pytest.mark.xdist_group("cuda-sim")
 
 MASK = np.array([[True, False, True, False]])
 
