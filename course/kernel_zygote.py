@@ -23,11 +23,11 @@ bundle ships its own copy, and is otherwise as fresh as a kernel jupyter_client 
 
 import contextlib
 import gc
-import shutil
 import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import socket
 import sys
