@@ -1,13 +1,13 @@
-"""`torch.linalg` for minigrad: inverses, solves, determinants, Cholesky factors, symmetric
-eigendecompositions and norms, on a matrix or a stack of them (..., n, n), differentiable to every
-order.
+"""`torch.linalg` for minigrad: inverses, solves, determinants, Cholesky, QR and singular value
+decompositions, symmetric eigendecompositions, pseudo-inverses, least squares and norms, on a
+matrix or a stack of them (..., m, n), differentiable to every order.
 
-Seven primitives do the numerical work (`minigrad.ops`: inv, solve, det, logabsdet, cholesky,
-eigvalsh, eigh_vectors; numpy's LAPACK routines forward, Giles' matrix derivatives backward, each
-rule written with primitives); everything else here is built from them. A singular matrix, or one
-that is not positive definite for `cholesky`, raises `minigrad.LinAlgError` naming the operation.
-Not here: svd, qr, eig (general matrices), and what needs them (pinv, lstsq, matrix_rank, the
-nuclear and spectral norms).
+The primitives of `minigrad.ops`' linear-algebra sections do the numerical work (numpy's LAPACK
+routines forward; Giles', Townsend's and Golub-Pereyra's matrix derivatives backward, each rule
+written with primitives); everything else here is built from them. A singular matrix, or one that
+is not positive definite for `cholesky`, raises `minigrad.LinAlgError` naming the operation. Not
+here: eig and eigvals of general (non-symmetric) matrices, whose results are complex, which
+minigrad's tensors are not.
 """
 
 import collections
@@ -18,13 +18,14 @@ import operator
 import numpy as np
 
 from . import ops
-from .errors import ShapeError
+from .errors import LinAlgError, ShapeError
 from .functional import _dims, _tensor, matrix_power, stack, tril, triu
 from .tensor import Tensor
 
 __all__ = [
-    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "multi_dot", "norm",
-    "slogdet", "solve", "solve_triangular", "vecdot", "vector_norm",
+    "EigH", "LstsqResult", "QR", "SVD", "SignLogAbsDet",
+    "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
 ]
 
 
@@ -145,6 +146,170 @@ def _triangle(name, A, UPLO):  # noqa: N803
     return A if UPLO == "L" else A.mT
 
 
+# --------------------------------------------------------------------------- QR, SVD and what needs them
+def _matrices(name, a):
+    """a as a float matrix or stack of them (..., m, n), of any shape."""
+    a = _tensor(a)
+    if a.ndim < 2:
+        raise ShapeError(f"{name}: needs a matrix or a stack of them (..., m, n), got shape {a.shape}")
+    if a.dtype.kind != "f":
+        raise ShapeError(f"{name}: needs floating-point matrices, got {a.dtype} (use .double() or .float())")
+    return a
+
+
+class QR(collections.namedtuple("QR", ["Q", "R"])):
+    """What `qr` returns, as PyTorch's: (Q, R), also by name."""
+
+    __slots__ = ()
+
+
+def qr(A, mode="reduced"):  # noqa: N803
+    """A = Q R (`torch.linalg.qr`), k = min(m, n): "reduced" gives Q (m, k) with orthonormal columns
+    and an upper-triangular R (k, n); "complete" Q (m, m) and R (m, n); "r" R alone (Q is empty).
+    R's diagonal may be negative (LAPACK's Householder signs, as in numpy and PyTorch). Gradients
+    need A of full rank k; through a complete Q of a tall A they must not reach Q's last m − n
+    columns, which are one basis of many for the same complement (PyTorch refuses complete Q too),
+    and in forward mode those columns' tangent is NaN."""
+    A = _matrices("qr", A)  # noqa: N806
+    if mode not in ("reduced", "complete", "r"):
+        raise ShapeError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    Q = ops.qr_q(A, complete=mode == "complete")  # noqa: N806
+    R = triu(Q.mT @ A)  # noqa: N806  (Qᵀ A is R; triu makes its zeros exact)
+    return QR(Tensor(np.zeros(0, dtype=A.dtype)) if mode == "r" else Q, R)
+
+
+class SVD(collections.namedtuple("SVD", ["U", "S", "Vh"])):
+    """What `svd` returns, as PyTorch's: (U, S, Vh), also by name."""
+
+    __slots__ = ()
+
+
+def svd(A, full_matrices=True):  # noqa: N803
+    """A = U diag(S) Vh (`torch.linalg.svd`): S descending, the columns of U and the rows of Vh
+    orthonormal; k = min(m, n) of each, or all m and n with `full_matrices=True` (PyTorch's
+    default). Each pair (u_i, v_i) is defined up to one sign, so a loss should not depend on it
+    (U diag(S) Vh, u_i v_iᵀ, products of U with Uᵀ). Gradients through U and Vh divide by the gaps
+    s_j² − s_i² and by S: infinite where two singular values coincide or one is zero, as in
+    PyTorch; through a full U or Vh they must not reach the extra columns or rows (PyTorch drops
+    what reaches them; minigrad refuses), whose tangent in forward mode is NaN. Three LAPACK calls,
+    one per factor."""
+    A = _matrices("svd", A)  # noqa: N806
+    return SVD(ops.svd_u(A, full_matrices=full_matrices), ops.svdvals(A), ops.svd_vh(A, full_matrices=full_matrices))
+
+
+def svdvals(A):  # noqa: N803
+    """The singular values of each matrix, descending (`torch.linalg.svdvals`). Their gradient
+    u_i v_iᵀ is well defined where they are distinct and nonzero."""
+    return ops.svdvals(_matrices("svdvals", A))
+
+
+def _tolerances(name, A, atol, rtol):  # noqa: N803
+    """(atol, rtol) as PyTorch defaults them: rtol = eps · max(m, n) unless atol > 0 is given alone."""
+    for label, value in (("atol", atol), ("rtol", rtol)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ShapeError(f"{name}: {label} must be a number ≥ 0 (one tolerance for every matrix), got {value!r}")
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(A.dtype).eps) * max(A.shape[-2:])
+    return float(atol or 0.0), float(rtol)
+
+
+def _lower_symmetric(A):  # noqa: N803
+    """The symmetric matrix A's lower triangle defines (what `hermitian=True` reads)."""
+    return tril(A) + tril(A, -1).mT
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803
+    """The Moore-Penrose pseudo-inverse A⁺ (`torch.linalg.pinv`): V S⁺ Uᵀ, singular values at or
+    below max(atol, rtol · s_max) treated as zero. With `hermitian=True` only A's lower triangle is
+    read, as in PyTorch (the gradient is then that triangle's: PyTorch's is the whole matrix's). The
+    gradient holds where the rank stays the same nearby."""
+    A = _matrices("pinv", A)  # noqa: N806
+    atol, rtol = _tolerances("pinv", A, atol, rtol)
+    return ops.pinv(_lower_symmetric(_square("pinv", A)) if hermitian else A, atol=atol, rtol=rtol)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803
+    """The number of singular values above max(atol, rtol · s_max) (`torch.linalg.matrix_rank`),
+    an int64 tensor; `hermitian=True` reads A's lower triangle. Not differentiable."""
+    A = _matrices("matrix_rank", A)  # noqa: N806
+    atol, rtol = _tolerances("matrix_rank", A, atol, rtol)
+    data = _lower_symmetric(_square("matrix_rank", A)).data if hermitian else A.data
+    s = np.linalg.svd(data, compute_uv=False)
+    return Tensor((s > np.maximum(atol, rtol * s.max(axis=-1, keepdims=True, initial=0.0))).sum(axis=-1).astype(np.int64))
+
+
+class LstsqResult(collections.namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])):
+    """What `lstsq` returns, as PyTorch's: (solution, residuals, rank, singular_values), also by name."""
+
+    __slots__ = ()
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
+    """The X minimizing ‖A X − B‖ (`torch.linalg.lstsq`), the one of least norm where A is rank
+    deficient: A⁺ B, with rcond the relative cutoff of A's singular values (eps · max(m, n) by
+    default). B is (..., m, k), or (..., m) for one right-hand side. `driver` names PyTorch's LAPACK
+    routine only to return what PyTorch returns with it: residuals ‖A X − B‖² per column where m >
+    n, A has full rank and the driver is not "gelsy" (PyTorch's default), the rank except for
+    "gels", the singular values for "gelsd" and "gelss"; the others are empty tensors. Differentiable
+    in A and B where A's rank stays the same nearby."""
+    A = _matrices("lstsq", A)  # noqa: N806
+    B = _tensor(B)  # noqa: N806
+    if driver not in (None,) + _LSTSQ_DRIVERS:
+        raise ShapeError(f"lstsq: driver must be one of {_LSTSQ_DRIVERS} or None, got {driver!r}")
+    vector = B.ndim == A.ndim - 1  # PyTorch's rule: one dimension fewer than A is a stack of vectors
+    if not A.ndim - 1 <= B.ndim <= A.ndim or B.shape[-1 if vector else -2] != A.shape[-2]:
+        raise ShapeError(f"lstsq: B must be (..., m, k) or (..., m) for A of shape (..., m, n) = {A.shape}, got shape {B.shape}")
+    columns = B.unsqueeze(-1) if vector else B
+    if rcond is not None and (isinstance(rcond, bool) or not isinstance(rcond, (int, float)) or rcond < 0):
+        raise ShapeError(f"lstsq: rcond must be a number ≥ 0, got {rcond!r}")
+    _, rtol = _tolerances("lstsq", A, None, rcond)
+    X = pinv(A, rtol=rtol) @ columns  # noqa: N806
+    m, n = A.shape[-2:]
+    driver = driver or "gelsy"
+    rank = matrix_rank(A, rtol=rtol)
+    if driver != "gelsy" and m > n and bool((rank.data == n).all()):
+        residuals = ((A @ X - columns) ** 2).sum(axis=-2)
+    else:
+        residuals = Tensor(np.zeros(0, dtype=A.dtype))
+    return LstsqResult(
+        X.squeeze(-1) if vector else X,
+        residuals,
+        Tensor(np.zeros(0, dtype=np.int64)) if driver == "gels" else rank,
+        svdvals(A) if driver in ("gelsd", "gelss") else Tensor(np.zeros(0, dtype=A.dtype)),
+    )
+
+
+def cond(A, p=None):  # noqa: N803
+    """The condition number of each matrix (`torch.linalg.cond`): s_max / s_min for p None or 2
+    (s_min / s_max for −2), of any shape; for p "fro", "nuc", 1, −1, inf or −inf, ‖A‖ ‖A⁻¹‖ of
+    square matrices. inf where a matrix is singular (for a stack holding one, the whole result is
+    then a constant, without a gradient)."""
+    A = _matrices("cond", A)  # noqa: N806
+    if p in (None, 2, -2):
+        s = ops.svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    A = _square("cond", A)  # noqa: N806
+    try:
+        inverse = ops.inv(A)
+    except LinAlgError:
+        return _singular_cond(A.data, p)
+    return matrix_norm(A, p) * matrix_norm(inverse, p)
+
+
+def _singular_cond(a, p):
+    """cond of a stack holding a singular matrix: inf for those, the value for the others, as constants."""
+    values = []
+    for matrix in a.reshape((-1,) + a.shape[-2:]):
+        try:
+            values.append(np.linalg.norm(matrix, p) * np.linalg.norm(np.linalg.inv(matrix), p))
+        except np.linalg.LinAlgError:
+            values.append(np.inf)
+    return Tensor(np.array(values, dtype=a.dtype).reshape(a.shape[:-2]))
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002  (PyTorch's names)
     """(Σ |x|^ord)^(1/ord) over `dim` (all of x by default; `torch.linalg.vector_norm`): ord inf is
     the largest |x|, −inf the smallest, 0 the count of nonzero entries. The gradient at 0 is 0."""
@@ -157,23 +322,24 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     return x.norm(ord, axis=dims, keepdims=keepdim)
 
 
-_MATRIX_ORDS = ("fro", 1, -1, math.inf, -math.inf)
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: N803, A002
-    """The norm of each matrix (`torch.linalg.matrix_norm`): "fro" (√Σ a²), 1 and −1 (the largest
-    and smallest column sum of |a|), inf and −inf (the same for rows). "nuc", 2 and −2 need the
-    singular values, which minigrad does not compute."""
+    """The norm of each matrix (`torch.linalg.matrix_norm`): "fro" (√Σ a²), "nuc" (the sum of
+    the singular values), 2 and −2 (the largest and smallest singular value), 1 and −1 (the largest
+    and smallest column sum of |a|), inf and −inf (the same for rows)."""
     A = _tensor(A)  # noqa: N806
     dims = _dims("matrix_norm", dim, A.ndim)
     if len(dims) != 2:
         raise ShapeError(f"matrix_norm: dim must name 2 dimensions, got {dim!r}")
     rows, cols = dims
-    if ord not in _MATRIX_ORDS:
-        raise ShapeError(
-            f"matrix_norm: ord={ord!r} is not supported; use one of {_MATRIX_ORDS} (the nuclear and spectral norms "
-            f"need an SVD, which minigrad does not have)"
-        )
+    if isinstance(ord, bool) or ord not in _MATRIX_ORDS:
+        raise ShapeError(f"matrix_norm: ord={ord!r} is not a matrix norm; use one of {_MATRIX_ORDS}")
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((rows, cols), (-2, -1)))
+        out = s.sum(axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+        return out.unsqueeze(min(rows, cols)).unsqueeze(max(rows, cols)) if keepdim else out
     if ord == "fro":
         return vector_norm(A, 2, dim=(rows, cols), keepdim=keepdim)
     summed, over = (rows, cols) if ord in (1, -1) else (cols, rows)  # sum down the columns, or along the rows

@@ -757,9 +757,9 @@ BINARY_FUNCTIONS = (atan2, hypot)
 def _numerically(name, function, failure):
     """`function` of numpy.linalg, its numerical failure (a singular matrix) told in minigrad's terms."""
 
-    def forward(*arrays):
+    def forward(*arrays, **params):
         try:
-            return function(*arrays)
+            return function(*arrays, **params)
         except np.linalg.LinAlgError:
             raise LinAlgError(f"{name}: {failure} (shape {arrays[0].shape})") from None
 
@@ -890,4 +890,225 @@ eigh_vectors = Primitive.define(
     forward=_numerically("eigh", lambda a: np.linalg.eigh(a)[1], "the eigenvalue computation did not converge"),
     vjp=_eigenvectors_vjp,
     jvp=lambda t, out, a: _eigenvector_rule(out, a, out.mT @ t[0] @ out),
+)
+
+
+# --------------------------------------------------------------------------- QR, SVD, pseudo-inverse
+# On stacks of (..., m, n) matrices of any shape, k = min(m, n). The rules hold where the factors are
+# differentiable functions of A: A of full rank k (QR), distinct nonzero singular values (the
+# singular vectors), a rank that does not change nearby (pinv). PyTorch's rules assume the same.
+def _upper(x, offset=0):
+    """x's upper triangle from the diagonal `offset` on, zeros elsewhere (a constant mask)."""
+    return x * constant(np.triu(np.ones(x.shape[-2:], dtype=x.dtype), offset))
+
+
+def _columns(x, k):
+    """The first k columns of each matrix of x (x itself when it has k)."""
+    return x if x.shape[-1] == k else getitem(x, index=(Ellipsis, slice(None), slice(0, k)))
+
+
+def _rows(x, k):
+    """The first k rows of each matrix of x (x itself when it has k)."""
+    return x if x.shape[-2] == k else getitem(x, index=(Ellipsis, slice(0, k), slice(None)))
+
+
+_REDUCED = {"qr": "mode='reduced'", "svd": "full_matrices=False"}  # how each function is asked for its reduced factors
+
+
+def _only_the_unique_part(g, k, axis, name):
+    """The adjoint of a full factor's first k columns (axis -1) or rows (axis -2). The others
+    (U's last m − k columns, Vh's last n − k rows, Q's last m − n) are one basis of many for the
+    same complement, not functions of A: a loss that reaches them has no derivative."""
+    extra = g.data[..., k:] if axis == -1 else g.data[..., k:, :]
+    if extra.size and np.any(extra):
+        raise LinAlgError(
+            f"{name}: the gradient reaches the {extra.shape[axis]} extra {'columns' if axis == -1 else 'rows'} of the "
+            f"full factor (shape {g.shape}), which are not unique functions of A; differentiate the reduced "
+            f"factor ({_REDUCED[name]}) or only its first {k}"
+        )
+    return _columns(g, k) if axis == -1 else _rows(g, k)
+
+
+def _undefined_past(tangent, full_shape, axis):
+    """A full factor's tangent: the reduced factor's, then NaN for the extra columns (axis -1) or
+    rows (-2), whose tangent does not exist; NaN, not an error, since forward mode cannot know
+    whether they will be used (`svd` computes all three factors, needed or not)."""
+    if tangent.shape == full_shape:
+        return tangent
+    missing = list(full_shape)
+    missing[axis] -= tangent.shape[axis]
+    return concatenate(tangent, constant(np.full(missing, np.nan, dtype=tangent.dtype)), axis=axis)
+
+
+def _qr_q_forward(a, complete):
+    k = min(a.shape[-2:])
+    reduced = np.linalg.qr(a[..., :k])[0]  # Q depends on A's first k columns only
+    if not complete or a.shape[-2] == k:
+        return reduced
+    return np.concatenate([reduced, np.linalg.qr(a, mode="complete")[0][..., k:]], axis=-1)
+
+
+def _qr_r(q, a):
+    """R = triu(Qᵀ X) of X = Q R, X A's first k columns, from the reduced Q: differentiable in A
+    (R = Qᵀ X holds exactly; its lower part is zero)."""
+    return _upper(q.mT @ _columns(a, q.shape[-1]))
+
+
+def _qr_q_vjp(g, out, a, complete):
+    """Q̄ ↦ X̄ = (Q̄ − Q S) R⁻ᵀ, M = Qᵀ Q̄, S = triu(M) + triu(M, 1)ᵀ (the rule of PyTorch's
+    `linalg_qr_backward` for R̄ = 0: R's own gradient reaches A through R = Qᵀ X); zeros for the
+    columns of A past the first k, on which Q does not depend."""
+    k = min(a.shape[-2:])
+    if complete:
+        out, g = _columns(out, k), _only_the_unique_part(g, k, -1, "qr")
+    r = _qr_r(out, a)
+    m = out.mT @ g
+    gx = solve(r, (g - out @ (_upper(m) + _upper(m, 1).mT)).mT).mT
+    return (gx if gx.shape == a.shape else scatter(gx, index=(Ellipsis, slice(None), slice(0, k)), shape=a.shape),)
+
+
+def _qr_q_jvp(t, out, a, complete):
+    """∂Q = (I − Q Qᵀ) ∂X R⁻¹ + Q (L − Lᵀ), L the strictly lower part of C = Qᵀ ∂X R⁻¹ (from
+    ∂X = ∂Q R + Q ∂R with Qᵀ∂Q skew-symmetric and ∂R R⁻¹ upper triangular); NaN for a complete
+    Q's extra columns."""
+    k = min(a.shape[-2:])
+    q = _columns(out, k)
+    r = _qr_r(q, a)
+    b = solve(r.mT, _columns(t[0], k).mT).mT  # ∂X R⁻¹
+    c = q.mT @ b
+    low = c - _upper(c)
+    return _undefined_past(b - q @ c + q @ (low - low.mT), out.shape, -1)
+
+
+qr_q = Primitive.define(
+    "qr_q",  # Q of A = Q R: orthonormal columns, m × k (m × m with complete=True); R is Qᵀ A
+    forward=_numerically("qr", _qr_q_forward, "the QR decomposition failed"),
+    vjp=_qr_q_vjp,
+    jvp=_qr_q_jvp,
+)
+
+
+def _svd_factor(a, index, full):
+    """U (index 0) or Vh (2) of numpy's reduced SVD of A; full=True appends the other columns of U
+    (rows of Vh) of the full SVD. The reduced factors come from the same LAPACK call whatever
+    `full` is, so that U, s and Vh computed apart agree in their signs."""
+    reduced = np.linalg.svd(a, full_matrices=False)[index]
+    k = min(a.shape[-2:])
+    if not full or a.shape[-2 if index == 0 else -1] == k:
+        return reduced
+    complete = np.linalg.svd(a, full_matrices=True)[index]
+    if index == 0:
+        return np.concatenate([reduced, complete[..., k:]], axis=-1)
+    return np.concatenate([reduced, complete[..., k:, :]], axis=-2)
+
+
+def _svd_reduced(out, a, index, full_matrices):
+    """(U, s, Vh), reduced, as tensors differentiable in A, with `out` in its place."""
+    k = min(a.shape[-2:])
+    u = (_columns(out, k) if full_matrices else out) if index == 0 else svd_u(a, full_matrices=False)
+    vh = (_rows(out, k) if full_matrices else out) if index == 2 else svd_vh(a, full_matrices=False)
+    return u, svdvals(a), vh
+
+
+def _row(s):
+    """s (..., k) as (..., 1, k): X * _row(s) is X S, each column j of X times s_j."""
+    return reshape(s, shape=s.shape[:-1] + (1, s.shape[-1]))
+
+
+def _column(s):
+    """s (..., k) as (..., k, 1): _column(s) * X is S X, each row i of X times s_i."""
+    return reshape(s, shape=s.shape + (1,))
+
+
+def _svd_u_vjp(g, out, a, full_matrices):
+    """Ū ↦ Ā = [U (F ∘ (M − Mᵀ)) S + (Ū − U M) S⁻¹] Vᵀ, M = Uᵀ Ū, F_ij = 1/(s_j² − s_i²)
+    (Townsend, "Differentiating the singular value decomposition", 2016)."""
+    if full_matrices:
+        g = _only_the_unique_part(g, min(a.shape[-2:]), -1, "svd")
+    u, s, vh = _svd_reduced(out, a, 0, full_matrices)
+    m = u.mT @ g
+    inner = (u @ (_eigenvalue_gaps(s * s) * (m - m.mT))) * _row(s) + (g - u @ m) / _row(s)
+    return (inner @ vh,)
+
+
+def _svd_vh_vjp(g, out, a, full_matrices):
+    """V̄h ↦ Ā = U [S (F ∘ (N − Nᵀ)) Vh + S⁻¹ (V̄h − Nᵀ Vh)], N = Vh V̄hᵀ (= Vᵀ V̄)."""
+    if full_matrices:
+        g = _only_the_unique_part(g, min(a.shape[-2:]), -2, "svd")
+    u, s, vh = _svd_reduced(out, a, 2, full_matrices)
+    n = vh @ g.mT
+    inner = _column(s) * ((_eigenvalue_gaps(s * s) * (n - n.mT)) @ vh) + (g - n.mT @ vh) / _column(s)
+    return (u @ inner,)
+
+
+def _svd_projection(t, out, a, index, full_matrices):
+    """(U, s, Vh, P, F) for the singular vectors' tangents: P = Uᵀ ∂A V, F the gaps' reciprocals."""
+    u, s, vh = _svd_reduced(out, a, index, full_matrices)
+    return u, s, vh, u.mT @ t[0] @ vh.mT, _eigenvalue_gaps(s * s)
+
+
+def _svd_u_jvp(t, out, a, full_matrices):
+    """∂U = U (F ∘ (P S + S Pᵀ)) + (I − U Uᵀ) ∂A V S⁻¹."""
+    u, s, vh, p, f = _svd_projection(t, out, a, 0, full_matrices)
+    b = t[0] @ vh.mT
+    return _undefined_past(u @ (f * (p * _row(s) + _column(s) * p.mT)) + (b - u @ p) / _row(s), out.shape, -1)
+
+
+def _svd_vh_jvp(t, out, a, full_matrices):
+    """∂Vh = −(F ∘ (S P + Pᵀ S)) Vh + S⁻¹ Uᵀ ∂A (I − V Vh)."""
+    u, s, vh, p, f = _svd_projection(t, out, a, 2, full_matrices)
+    c = u.mT @ t[0]
+    return _undefined_past(-((f * (_column(s) * p + p.mT * _row(s))) @ vh) + (c - p @ vh) / _column(s), out.shape, -2)
+
+
+svdvals = Primitive.define(
+    "svdvals",  # the singular values, descending: ∂s_i = u_iᵀ ∂A v_i
+    forward=_numerically("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), "the SVD did not converge"),
+    vjp=lambda g, out, a: ((svd_u(a, full_matrices=False) * _row(g)) @ svd_vh(a, full_matrices=False),),
+    jvp=lambda t, out, a: ((svd_u(a, full_matrices=False).mT @ t[0]) * svd_vh(a, full_matrices=False)).sum(axis=-1),
+)
+svd_u = Primitive.define(
+    "svd_u",  # the left singular vectors as columns, in svdvals' order (each pair u_i, v_i up to one sign)
+    forward=_numerically("svd", lambda a, full_matrices: _svd_factor(a, 0, full_matrices), "the SVD did not converge"),
+    vjp=_svd_u_vjp,
+    jvp=_svd_u_jvp,
+)
+svd_vh = Primitive.define(
+    "svd_vh",  # the right singular vectors as rows, in svdvals' order
+    forward=_numerically("svd", lambda a, full_matrices: _svd_factor(a, 2, full_matrices), "the SVD did not converge"),
+    vjp=_svd_vh_vjp,
+    jvp=_svd_vh_jvp,
+)
+
+
+def _pinv_forward(a, atol, rtol):
+    """V S⁺ Uᵀ, S⁺ the reciprocals of the singular values above max(atol, rtol · s_max), 0 for the rest."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    cutoff = np.maximum(atol, rtol * s.max(axis=-1, keepdims=True, initial=0.0))
+    reciprocal = np.divide(1.0, s, out=np.zeros_like(s), where=s > cutoff)
+    return (vh.swapaxes(-1, -2) * reciprocal[..., None, :]) @ u.swapaxes(-1, -2)
+
+
+def _pinv_vjp(g, out, a, atol, rtol):
+    """Ā = −A⁺ᵀ Ḡ A⁺ᵀ + (I − A A⁺) Ḡᵀ A⁺ A⁺ᵀ + A⁺ᵀ A⁺ Ḡᵀ (I − A⁺ A) (Golub and Pereyra, 1973;
+    PyTorch's `pinv_backward`), where the rank is locally constant."""
+    p, pt, gt = out, out.mT, g.mT
+    x = gt @ p @ pt
+    y = pt @ p @ gt
+    return (-(pt @ g @ pt) + (x - a @ (p @ x)) + (y - (y @ p) @ a),)
+
+
+def _pinv_jvp(t, out, a, atol, rtol):
+    """∂A⁺ = −A⁺ ∂A A⁺ + A⁺ A⁺ᵀ ∂Aᵀ (I − A A⁺) + (I − A⁺ A) ∂Aᵀ A⁺ᵀ A⁺."""
+    p, pt, dt = out, out.mT, t[0].mT
+    x = p @ pt @ dt
+    y = dt @ pt @ p
+    return -(p @ t[0] @ p) + (x - (x @ a) @ p) + (y - p @ (a @ y))
+
+
+pinv = Primitive.define(
+    "pinv",  # the Moore-Penrose pseudo-inverse, from the SVD, singular values at or below the cutoff dropped
+    forward=_numerically("pinv", _pinv_forward, "the SVD did not converge"),
+    vjp=_pinv_vjp,
+    jvp=_pinv_jvp,
 )

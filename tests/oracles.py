@@ -143,6 +143,7 @@ def linalg_cases(rng, n=3):
         return lambda x: lib.linalg.cholesky(x @ x.mT + lib.eye(n, dtype=x.dtype) * n)
 
     a = rng.standard_normal((2, n, n)) + 2 * np.eye(n)
+    tall, wide = rng.standard_normal((2, n + 2, n)), rng.standard_normal((2, n, n + 2))
     return {
         "inv": (mg.linalg.inv, torch.linalg.inv, [a]),
         "solve": (mg.linalg.solve, torch.linalg.solve, [a, rng.standard_normal((n, 2))]),
@@ -153,4 +154,11 @@ def linalg_cases(rng, n=3):
         # each eigenvector is defined up to its sign, which the two libraries' LAPACK calls may not
         # agree on: the case squares them
         "eigh_vectors": (lambda x: mg.linalg.eigh(x + x.mT).eigenvectors ** 2, lambda x: torch.linalg.eigh(x + x.mT).eigenvectors ** 2, [a]),
+        # QR, SVD and pinv on a tall and a wide stack, where the rules' projections onto the
+        # complement of the factors' columns are not zero; the singular vectors squared, as above
+        "qr_q": (lambda x: mg.linalg.qr(x).Q, lambda x: torch.linalg.qr(x).Q, [tall]),
+        "svdvals": (mg.linalg.svdvals, torch.linalg.svdvals, [wide]),
+        "svd_u": (lambda x: mg.linalg.svd(x, full_matrices=False).U ** 2, lambda x: torch.linalg.svd(x, full_matrices=False).U ** 2, [tall]),
+        "svd_vh": (lambda x: mg.linalg.svd(x, full_matrices=False).Vh ** 2, lambda x: torch.linalg.svd(x, full_matrices=False).Vh ** 2, [wide]),
+        "pinv": (mg.linalg.pinv, torch.linalg.pinv, [wide]),
     }

@@ -32,7 +32,7 @@ import pytest
 from test_browser import ARTIFACTS, CHROMIUM, FLAGS, _require_chromium
 
 import minigrad
-from minigrad import nn, optim
+from minigrad import distributions, linalg, nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 EXECUTED = "ch01_graph"  # the chapter this build executes: the first, and one of the quickest
@@ -102,13 +102,14 @@ def test_readme_and_the_instructors_guide(site):
 
 
 def _public(module):
-    """Classes and functions of `module`'s namespace defined in it or its submodules (not imported helpers)."""
-    return sorted(name for name, value in vars(module).items()
-                  if not name.startswith("_") and (inspect.isclass(value) or inspect.isfunction(value))
+    """Classes and functions of `module`'s namespace defined in it or its submodules (not imported
+    helpers), those of its `__all__` where it has one (autodoc documents just those)."""
+    names = getattr(module, "__all__", None) or [name for name in vars(module) if not name.startswith("_")]
+    return sorted(name for name in names if (inspect.isclass(value := getattr(module, name)) or inspect.isfunction(value))
                   and (value.__module__ + ".").startswith(module.__name__ + "."))
 
 
-@pytest.mark.parametrize("module, page", [(minigrad, "minigrad"), (nn, "nn"), (optim, "optim")])
+@pytest.mark.parametrize("module, page", [(minigrad, "minigrad"), (nn, "nn"), (optim, "optim"), (linalg, "linalg"), (distributions, "linalg")])
 def test_the_api_reference_has_every_public_name(site, module, page):
     html = (site / "api" / f"{page}.html").read_text()
     missing = [name for name in _public(module) if f'id="{module.__name__}.{name}"' not in html]
