@@ -184,23 +184,34 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q in [0, 1], a number or a 1-D tensor) of all elements or along `dim`,
     interpolated between the two nearest order statistics as `torch.quantile` (and numpy's default
-    "linear" method); with a 1-D q, the result's first dimension runs over q. Differentiable in x."""
+    "linear" method); with a 1-D q, the result's first dimension runs over q. Where a row holds NaN
+    its quantiles are NaN (`nanquantile` skips them). Differentiable in x."""
+    return _quantile("quantile", x, q, dim, keepdim, interpolation, skip_nan=False)
+
+
+def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """`quantile` of the values that are not NaN (`torch.nanquantile`); NaN for a row of NaN only."""
+    return _quantile("nanquantile", x, q, dim, keepdim, interpolation, skip_nan=True)
+
+
+def _quantile(name, x, q, dim, keepdim, interpolation, skip_nan):
     x = _tensor(x)
     if interpolation not in _INTERPOLATIONS:
-        raise ShapeError(f"quantile: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
+        raise ShapeError(f"{name}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     qs = np.asarray(q.data if isinstance(q, Tensor) else q, dtype=np.float64)
     if qs.ndim > 1 or qs.size == 0 or np.any(np.isnan(qs) | (qs < 0) | (qs > 1)):
-        raise ShapeError(f"quantile: q must be a number or a 1-D tensor of numbers in [0, 1], got {q!r}")
+        raise ShapeError(f"{name}: q must be a number or a 1-D tensor of numbers in [0, 1], got {q!r}")
     if dim is None:
-        flat = x.reshape(-1)
-        out = quantile(flat, q, 0, interpolation=interpolation)
+        out = _quantile(name, x.reshape(-1), q, 0, False, interpolation, skip_nan)
         return out.reshape(out.shape + (1,) * x.ndim) if keepdim else out
-    dim = ops.single_axis(dim, x.ndim, "quantile")
+    dim = ops.single_axis(dim, x.ndim, name)
     n = x.shape[dim]
     if n == 0:
-        raise ShapeError(f"quantile: dim {dim} of shape {x.shape} is empty")
-    ordered = sort(x, dim).values.movedim(dim, -1)  # (..., n)
-    position = qs.reshape(-1) * (n - 1)
+        raise ShapeError(f"{name}: dim {dim} of shape {x.shape} is empty")
+    ordered = sort(x, dim).values.movedim(dim, -1)  # (..., n), NaN last
+    nan = np.isnan(_constant(name, x)).sum(axis=dim)[..., None]  # (..., 1): NaN in each row
+    count = n - nan if skip_nan else np.full_like(nan, n)  # the values each row's quantiles are taken over
+    position = qs.reshape(-1) * np.maximum(count - 1, 0)  # (..., len(q))
     low, high = np.floor(position).astype(np.int64), np.ceil(position).astype(np.int64)
     if interpolation == "lower":
         high = low
@@ -209,13 +220,52 @@ def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     elif interpolation == "nearest":
         low = high = np.round(position).astype(np.int64)  # half to even, as torch.round
     weight = np.where(high > low, 0.5, 0.0) if interpolation == "midpoint" else position - low
-    below, above = ordered[..., low], ordered[..., high]
+    below, above = gather(ordered, -1, low), gather(ordered, -1, high)
     out = below + (above - below) * Tensor(weight.astype(x.dtype))  # (..., len(q))
-    nan = Tensor(np.isnan(_constant("quantile", x)).any(axis=dim))[..., None]
-    out = where(nan, Tensor(np.array(np.nan, dtype=x.dtype)), out)
+    undefined = Tensor(np.broadcast_to(count == 0 if skip_nan else nan > 0, out.shape))
+    out = where(undefined, Tensor(np.array(np.nan, dtype=x.dtype)), out)
     out = out.unsqueeze(dim) if keepdim else out  # the kept dim where it was, q's axis still last
     out = out.movedim(-1, 0)
     return out.squeeze(0) if qs.ndim == 0 else out
+
+
+def nanmedian(x, dim=None, keepdim=False):
+    """The median of the values that are not NaN, the lower middle one for an even count
+    (`torch.nanmedian`): of all elements with no `dim`, or along `dim` the pair `(values,
+    indices)`. NaN for a row of NaN only (at its first index). Differentiable in x."""
+    x = _tensor(x)
+    if dim is None:
+        if keepdim:
+            raise TypeError("nanmedian: keepdim=True needs dim=, the axis to keep")
+        return nanmedian(x.reshape(-1), 0).values
+    axis = ops.single_axis(dim, x.ndim, "nanmedian") if x.ndim else 0
+    column = x.reshape(1) if x.ndim == 0 else x
+    if column.shape[axis] == 0:
+        raise ShapeError(f"nanmedian: dim {dim} of shape {x.shape} is empty")
+    values, indices = sort(column, axis)  # NaN last, stably: a row of NaN only keeps its order
+    count = (~np.isnan(_constant("nanmedian", column))).sum(axis=axis, keepdims=True)
+    pick = np.maximum((count - 1) // 2, 0)
+    values, indices = gather(values, axis, pick), Tensor(np.take_along_axis(indices.data, pick, axis))
+    if not keepdim:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return ValuesIndices(values, indices)
+
+
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """The sum over `dim` (all of x by default) with NaN taken as zero (`torch.nansum`); the
+    gradient at a NaN is 0."""
+    x = _tensor(x) if dtype is None else _tensor(x).astype(dtype)
+    return where(isnan(x), Tensor(np.zeros((), dtype=x.dtype)), x).sum(dim=dim, keepdim=keepdim)
+
+
+def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    """The mean over `dim` of the values that are not NaN (`torch.nanmean`); NaN where all are."""
+    x = _tensor(x) if dtype is None else _tensor(x).astype(dtype)
+    if x.dtype.kind != "f":
+        raise ShapeError(f"nanmean: needs a floating-point tensor, got {x.dtype} (integers hold no NaN: use mean)")
+    count = (x == x).astype(x.dtype).sum(dim=dim, keepdim=keepdim)  # operations, not numbers: a trace recounts
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 is the NaN of a row of NaN only
+        return nansum(x, dim, keepdim) / count
 
 
 def _rank(name, tensors, ranks):

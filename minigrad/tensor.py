@@ -944,6 +944,18 @@ class Tensor:
     def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         return _functional.quantile(self, q, dim, keepdim, interpolation=interpolation)
 
+    def nanmedian(self, dim=None, keepdim=False):
+        return _functional.nanmedian(self, dim, keepdim)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _functional.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        return _functional.nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return _functional.nanmean(self, dim, keepdim, dtype=dtype)
+
     def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's keyword)
         return _functional.topk(self, k, dim, largest, sorted)
 

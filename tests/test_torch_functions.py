@@ -508,6 +508,61 @@ def test_median_of_a_row_with_nan_is_nan():
     assert np.isnan(mg.median(x).item()) and np.isnan(mg.quantile(x, 0.5).item())
 
 
+# X[1] with NaN scattered: row 0 holds two, row 2 one, row 3 none (4 × 5)
+GAPS = X[1].copy()
+GAPS[0, 1] = GAPS[0, 4] = GAPS[2, 0] = np.nan
+ALL_NAN_ROW = np.vstack([GAPS, np.full((1, 5), np.nan)])
+
+
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, False), (1, True), (0, False)])
+def test_nanmedian_skips_nan_as_torch(dim, keepdim):
+    if dim is None:
+        _compare(lambda t: t.nanmedian(), lambda t: t.nanmedian(), [GAPS], second=True)
+        return
+    _compare(lambda t: t.nanmedian(dim, keepdim).values, lambda t: t.nanmedian(dim, keepdim).values, [GAPS], second=True)
+    _same_ints(mg.nanmedian(GAPS, dim, keepdim).indices, torch.nanmedian(torch.tensor(GAPS), dim, keepdim).indices)
+    got = mg.nanmedian(ALL_NAN_ROW, 1)  # a row of NaN only: NaN, at its first index (torch's index there is arbitrary)
+    np.testing.assert_array_equal(got.values.data, torch.nanmedian(torch.tensor(ALL_NAN_ROW), 1).values.numpy())
+    assert got.indices.data[-1] == 0
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("q", [0.3, [0.0, 0.25, 0.9, 1.0]], ids=["0.3", "four"])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, False), (0, True)])
+def test_nanquantile_skips_nan_as_torch(interpolation, q, dim, keepdim):
+    qq = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+    _compare(
+        lambda t: mg.nanquantile(t, q, dim, keepdim, interpolation=interpolation),
+        lambda t: torch.nanquantile(t, qq, dim, keepdim, interpolation=interpolation),
+        [GAPS], second=True,
+    )
+    got = mg.nanquantile(ALL_NAN_ROW, q, 1, interpolation=interpolation)
+    np.testing.assert_allclose(got.data, torch.nanquantile(torch.tensor(ALL_NAN_ROW), qq, 1, interpolation=interpolation).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, False), ((0, 1), True)])
+def test_nansum_and_nanmean_as_torch(dim, keepdim):
+    _compare(lambda t: t.nansum(dim, keepdim), lambda t: t.nansum(dim, keepdim), [GAPS], second=True)
+    _compare(lambda t: t.nanmean(dim, keepdim), lambda t: t.nanmean(dim, keepdim), [GAPS], second=True)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(mg.nanmean(ALL_NAN_ROW, 1).data, torch.nanmean(torch.tensor(ALL_NAN_ROW), 1).numpy(), rtol=1e-12)
+    assert mg.nansum(np.array([1, 2, 3])).item() == 6
+
+    def f(t):
+        return (t.nanmean(1) * mg.tensor([1.0, 2.0, 3.0, 4.0])).sum() + t.nansum(0).sum()
+
+    compiled = jit.compile(f, backward=True)
+    elsewhere = X[1].copy()
+    elsewhere[3, 2] = np.nan
+    for data in (GAPS, elsewhere):  # the trace counts the NaN of each call, not those of the first
+        value, (grad,) = compiled(data)
+        want_value, (want_grad,) = mg.value_and_grad(f, argnums=(0,))(mg.tensor(data))
+        np.testing.assert_allclose(value.data, want_value.data, rtol=1e-12)
+        np.testing.assert_allclose(grad.data, want_grad.data, rtol=1e-12)
+    with pytest.raises(ShapeError, match="nanmean: needs a floating-point tensor, got int64"):
+        mg.nanmean(np.array([1, 2, 3]))
+
+
 @pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
 @pytest.mark.parametrize("q", [0.3, 0.5, [0.0, 0.25, 0.9, 1.0]], ids=["0.3", "0.5", "four"])
 @pytest.mark.parametrize("dim, keepdim", [(None, False), (None, True), (1, False), (0, True)])
@@ -532,7 +587,8 @@ def test_quantile_rejects_bad_q_and_interpolation():
 def test_orders_computed_from_values_are_refused_while_tracing():
     """A compiled program could not recompute a sort's permutation: jit.compile refuses it rather
     than replay the trace-time order on new data."""
-    for fn in (lambda t: mg.sort(t).values.sum(), lambda t: t.median(), lambda t: mg.quantile(t, 0.5), lambda t: t.topk(2).values.sum()):
+    for fn in (lambda t: mg.sort(t).values.sum(), lambda t: t.median(), lambda t: mg.quantile(t, 0.5), lambda t: t.topk(2).values.sum(),
+               lambda t: t.nanmedian(), lambda t: t.nanquantile(0.5)):
         with pytest.raises(mg.TracerError, match="topk.*the order is computed from the values"):
             jit.compile(fn)(np.array([3.0, 1.0, 2.0]))
 
