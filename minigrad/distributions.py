@@ -1,6 +1,6 @@
-"""`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Categorical and
-Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the reparameterization trick) and
-`kl_divergence`.
+"""`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Gamma, Beta, Dirichlet,
+Categorical and Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the
+reparameterization trick, where PyTorch's is not implicit) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -18,10 +18,13 @@ import numpy as np
 from . import linalg, ops
 from .creation import default_rng
 from .errors import ShapeError
-from .functional import diagonal, gather, logsumexp, softplus, where
+from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, where
 from .tensor import Tensor
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform", "kl_divergence"]
+__all__ = [
+    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "MultivariateNormal", "Normal", "Uniform",
+    "kl_divergence",
+]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -210,6 +213,161 @@ class MultivariateNormal(Distribution):
         return (_log_diagonal_sum(self.scale_tril) + k * (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
 
 
+# The Gamma family. PyTorch's Gamma, Beta and Dirichlet have an rsample whose gradient comes from
+# implicit reparameterization (the derivative of the regularized incomplete gamma function in the
+# concentration, Figurnov et al. 2018), which minigrad does not have: they have `sample` only, and
+# what a score-function estimator differentiates, `log_prob`.
+_NO_RSAMPLE = "its draws' gradient needs the incomplete gamma function's derivative, which minigrad lacks"
+
+
+def _positive(name, what, tensor):
+    _check(name, f"{what} must be positive", tensor.data > 0, tensor.data)
+    return tensor
+
+
+def _gamma_draws(concentration, shape):
+    """Gamma(concentration, 1) draws of `shape` (concentration broadcast to it), in its dtype."""
+    return default_rng().standard_gamma(np.broadcast_to(concentration.data, shape)).astype(concentration.dtype)
+
+
+class Gamma(Distribution):
+    """Gamma(concentration α, rate β), elementwise: density β^α x^(α−1) e^(−βx) / Γ(α) for x > 0;
+    mean α/β. `sample` draws outside the graph (no `rsample`: see the comment above)."""
+
+    def __init__(self, concentration, rate):
+        self.concentration = _positive("Gamma", "concentration", _tensor(concentration))
+        self.rate = _positive("Gamma", "rate", _tensor(rate))
+        self.batch_shape = np.broadcast_shapes(self.concentration.shape, self.rate.shape)
+
+    def _parameters(self):
+        return {"concentration": self.concentration, "rate": self.rate}
+
+    @property
+    def mean(self):
+        return (self.concentration / self.rate).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return (self.concentration / (self.rate * self.rate)).broadcast_to(self.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"Gamma has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
+
+    def sample(self, sample_shape=()):
+        shape = self._draw_shape(sample_shape)
+        dtype = np.result_type(self.concentration.dtype, self.rate.dtype)
+        return Tensor((_gamma_draws(self.concentration, shape) / self.rate.data).astype(dtype))
+
+    def log_prob(self, value):
+        value = _positive("Gamma.log_prob", "values", _tensor(value))
+        a, b = self.concentration, self.rate
+        return a * b.log() + (a - 1.0) * value.log() - b * value - lgamma(a)
+
+    def entropy(self):
+        a = self.concentration
+        return (a - self.rate.log() + lgamma(a) + (1.0 - a) * digamma(a)).broadcast_to(self.batch_shape)
+
+
+class Dirichlet(Distribution):
+    """Dirichlet(concentration α) over the probability vectors of α's last dimension (K entries,
+    each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1). `sample` only (see Gamma)."""
+
+    def __init__(self, concentration):
+        self.concentration = _positive("Dirichlet", "concentration", _tensor(concentration))
+        if self.concentration.ndim < 1 or self.concentration.shape[-1] < 2:
+            raise ShapeError(f"Dirichlet: concentration needs a last dimension of 2 or more categories, got shape {self.concentration.shape}")
+        self.batch_shape, self.event_shape = self.concentration.shape[:-1], self.concentration.shape[-1:]
+
+    def _parameters(self):
+        return {"concentration": self.concentration}
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(axis=-1, keepdims=True)
+
+    @property
+    def variance(self):
+        total = self.concentration.sum(axis=-1, keepdims=True)
+        return self.concentration * (total - self.concentration) / (total * total * (total + 1.0))
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"Dirichlet has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
+
+    def sample(self, sample_shape=()):
+        """Normalised Gamma(αᵢ, 1) draws, the standard construction."""
+        draws = _gamma_draws(self.concentration, self._draw_shape(sample_shape))
+        return Tensor(draws / draws.sum(axis=-1, keepdims=True))
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        _check("Dirichlet.log_prob", "values must be probability vectors (entries ≥ 0 summing to 1)",
+               (value.data >= 0).all() and np.allclose(value.data.sum(-1), 1.0, rtol=0, atol=1e-6), value.data)
+        a = self.concentration
+        return _times_log(a - 1.0, value).sum(axis=-1) + lgamma(a.sum(axis=-1)) - lgamma(a).sum(axis=-1)
+
+    def entropy(self):
+        a = self.concentration
+        total, k = a.sum(axis=-1), a.shape[-1]
+        return lgamma(a).sum(axis=-1) - lgamma(total) + (total - k) * digamma(total) - ((a - 1.0) * digamma(a)).sum(axis=-1)
+
+
+class Beta(Distribution):
+    """Beta(concentration1 α, concentration0 β) on [0, 1], elementwise: density x^(α−1) (1−x)^(β−1)
+    / B(α, β); mean α / (α + β). The Dirichlet of two categories, as in PyTorch. `sample` only."""
+
+    def __init__(self, concentration1, concentration0):
+        self.concentration1 = _positive("Beta", "concentration1", _tensor(concentration1))
+        self.concentration0 = _positive("Beta", "concentration0", _tensor(concentration0))
+        self.batch_shape = np.broadcast_shapes(self.concentration1.shape, self.concentration0.shape)
+
+    def _parameters(self):
+        return {"concentration1": self.concentration1, "concentration0": self.concentration0}
+
+    @property
+    def mean(self):
+        return (self.concentration1 / (self.concentration1 + self.concentration0)).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        a, b = self.concentration1, self.concentration0
+        total = a + b
+        return (a * b / (total * total * (total + 1.0))).broadcast_to(self.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"Beta has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
+
+    def sample(self, sample_shape=()):
+        shape = self._draw_shape(sample_shape)
+        x, y = _gamma_draws(self.concentration1, shape), _gamma_draws(self.concentration0, shape)
+        return Tensor((x / (x + y)).astype(np.result_type(self.concentration1.dtype, self.concentration0.dtype)))
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        _check("Beta.log_prob", "values must lie in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
+        a, b = self.concentration1, self.concentration0
+        return _times_log(a - 1.0, value) + _times_log(b - 1.0, -value, log1p=True) - _log_beta(a, b)
+
+    def entropy(self):
+        a, b = self.concentration1, self.concentration0
+        total = a + b
+        return (_log_beta(a, b) - (a - 1.0) * digamma(a) - (b - 1.0) * digamma(b) + (total - 2.0) * digamma(total)).broadcast_to(self.batch_shape)
+
+
+def _times_log(c, v, log1p=False):
+    """c · log v (or c · log(1 + v)), 0 where c is 0 at v's pole, as PyTorch's xlogy: the density of
+    a concentration of 1 at the edge of the support. (The pole is moved, not masked after the
+    fact, so that no 0 · ∞ reaches a gradient.)"""
+    pole = (c.data == 0) & (v.data == (-1.0 if log1p else 0.0))
+    if pole.any():
+        v = where(pole, Tensor(np.zeros((), dtype=v.dtype) if log1p else np.ones((), dtype=v.dtype)), v)
+    return c * (v.log1p() if log1p else v.log())
+
+
+def _log_beta(a, b):
+    """log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a + b)."""
+    return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
 def _log_diagonal_sum(low):
     """Σ log Lᵢᵢ = ½ log det Σ, over the last two axes."""
     return diagonal(low, 0, -2, -1).log().sum(axis=-1)
@@ -342,8 +500,30 @@ def _kl_mvn_mvn(p, q):
     return 0.5 * ((m * m).sum(axis=(-2, -1)) + (z * z).sum(axis=-1) - k) + _log_diagonal_sum(q.scale_tril) - _log_diagonal_sum(p.scale_tril)
 
 
+def _kl_gamma_gamma(p, q):
+    """αq log(βp/βq) + log Γ(αq) − log Γ(αp) + (αp − αq) ψ(αp) + (βq − βp) αp/βp."""
+    ap, bp, aq, bq = p.concentration, p.rate, q.concentration, q.rate
+    return aq * (bp / bq).log() + lgamma(aq) - lgamma(ap) + (ap - aq) * digamma(ap) + (bq - bp) * (ap / bp)
+
+
+def _kl_beta_beta(p, q):
+    p1, p0, q1, q0 = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    return (_log_beta(q1, q0) - _log_beta(p1, p0) + (p1 - q1) * digamma(p1) + (p0 - q0) * digamma(p0)
+            + (q1 + q0 - p1 - p0) * digamma(p1 + p0))
+
+
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    total_a, total_b = a.sum(axis=-1), b.sum(axis=-1)
+    return (lgamma(total_a) - lgamma(total_b) - (lgamma(a) - lgamma(b)).sum(axis=-1)
+            + ((a - b) * (digamma(a) - digamma(total_a).unsqueeze(-1))).sum(axis=-1))
+
+
 _KL = {
     (Normal, Normal): _kl_normal_normal,
+    (Gamma, Gamma): _kl_gamma_gamma,
+    (Beta, Beta): _kl_beta_beta,
+    (Dirichlet, Dirichlet): _kl_dirichlet_dirichlet,
     (Categorical, Categorical): _kl_categorical_categorical,
     (Bernoulli, Bernoulli): _kl_bernoulli_bernoulli,
     (MultivariateNormal, MultivariateNormal): _kl_mvn_mvn,

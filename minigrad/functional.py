@@ -2,6 +2,7 @@
 
 import builtins
 import collections
+import math
 
 import numpy as np
 
@@ -501,6 +502,34 @@ erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh, asinh, 
     _method, "erf erfc log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
 )
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+lgamma = _method("lgamma")
+
+
+def digamma(x):
+    """ψ(x) = Γ'(x)/Γ(x), the derivative of lgamma (`torch.digamma`): −inf at 0, NaN at −1, −2, ..."""
+    return ops.polygamma(_tensor(x), order=0)
+
+
+def polygamma(n, x):
+    """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function (`torch.polygamma(n, x)`): n = 1 is the
+    trigamma function, the variance of log of a Gamma draw."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ShapeError(f"polygamma: n must be an integer ≥ 0, got {n!r}")
+    return ops.polygamma(_tensor(x), order=int(n))
+
+
+def mvlgamma(x, p):
+    """The log of the multivariate gamma function Γₚ(x) = π^(p(p−1)/4) Πᵢ Γ(x − i/2), i < p
+    (`torch.mvlgamma`), which the Wishart density normalises by; needs x > (p − 1)/2."""
+    x = _tensor(x)
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
+        raise ShapeError(f"mvlgamma: p must be an integer ≥ 1, got {p!r}")
+    if np.any(x.data <= (p - 1) / 2):
+        raise ValueError(f"mvlgamma: all of x must exceed (p - 1) / 2 = {(p - 1) / 2}, got a minimum of {x.data.min()}")
+    total = x.lgamma()
+    for i in range(1, p):
+        total = total + (x - i / 2).lgamma()
+    return total + p * (p - 1) / 4 * math.log(math.pi)
 sum, mean, prod, argmax, argmin, cumsum, cumprod, var, std, norm, all, any = map(  # noqa: A001
     _method, "sum mean prod argmax argmin cumsum cumprod var std norm all any".split()
 )

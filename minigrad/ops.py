@@ -19,6 +19,7 @@ import operator
 
 import numpy as np
 
+from . import special_functions
 from .broadcasting import unbroadcast
 from .errors import LinAlgError, MinigradError, ShapeError
 from .grad_mode import state
@@ -744,8 +745,17 @@ hypot = Primitive.define(
     vjp=lambda g, out, x, y: (g * (x / out), g * (y / out)),
     jvp=lambda t, out, x, y: (t[0] * x + t[1] * y) / out,
 )
+# log Γ and its derivatives, the polygamma functions ψ⁽ⁿ⁾ (`minigrad.special_functions` computes
+# them): the derivative of each is the next, so lgamma has derivatives of every order.
+lgamma = _elementwise("lgamma", special_functions.lgamma, lambda x, out: polygamma(x, order=0))
+polygamma = Primitive.define(
+    "polygamma",  # ψ⁽ⁿ⁾(x), n = `order`; order 0 is the digamma function ψ = Γ'/Γ
+    forward=special_functions.polygamma,
+    vjp=lambda g, out, x, order: (g * polygamma(x, order=order + 1),),
+    jvp=lambda t, out, x, order: t[0] * polygamma(x, order=order + 1),
+)
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
-UNARY_FUNCTIONS = (erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh)
+UNARY_FUNCTIONS = (erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)
 BINARY_FUNCTIONS = (atan2, hypot)
 
 

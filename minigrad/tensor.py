@@ -1037,6 +1037,15 @@ class Tensor:
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
         return _functional.nan_to_num(self, nan, posinf, neginf)
 
+    def digamma(self):
+        return _functional.digamma(self)
+
+    def polygamma(self, n):
+        return _functional.polygamma(n, self)
+
+    def mvlgamma(self, p):
+        return _functional.mvlgamma(self, p)
+
     def aminmax(self, *, dim=None, keepdim=False):
         return _functional.aminmax(self, dim=dim, keepdim=keepdim)
 

@@ -1,5 +1,5 @@
-"""minigrad.distributions against torch.distributions in float64: log-densities, entropies, CDFs and
-KL divergences with their first and second derivatives in the parameters, the reparameterized
+"""minigrad.distributions against torch.distributions in float64: log-densities, entropies, CDFs,
+moments and KL divergences with their first and second derivatives in the parameters, the reparameterized
 samples' gradients, the statistics of seeded draws, and the checks PyTorch's validate_args makes."""
 
 import numpy as np
@@ -101,6 +101,88 @@ def test_uniform():
 def test_kl_divergence(pair):
     a, b = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
     _compare(lambda x, y: D.kl_divergence(*pair(mg, D, x, y)), lambda x, y: TD.kl_divergence(*pair(torch, TD, x, y)), [a, b], second=True)
+
+
+# --------------------------------------------------------------------------- the Gamma family
+# Their second derivatives reach torch's trigamma, accurate to ~1e-9 (tests/oracles.py, ORACLE_RTOL)
+GAMMA_RTOL = 1e-8
+CONC, RATE = RNG.uniform(0.5, 3.0, 3), RNG.uniform(0.5, 3.0, 3)
+POSITIVE, UNIT = RNG.uniform(0.1, 4.0, (2, 3)), RNG.uniform(0.05, 0.95, (2, 3))
+ALPHA, SIMPLEX = RNG.uniform(0.5, 3.0, (2, 4)), RNG.dirichlet(np.ones(4), size=2)
+FAMILY = {  # name: (minigrad's distribution, torch's, its parameters, values in its support)
+    "gamma": (D.Gamma, TD.Gamma, [CONC, RATE], POSITIVE),
+    "beta": (D.Beta, TD.Beta, [CONC, RATE], UNIT),
+    "dirichlet": (D.Dirichlet, TD.Dirichlet, [ALPHA], SIMPLEX),
+}
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_the_gamma_family_as_torch(name):
+    ours, theirs, params, values = FAMILY[name]
+    n = len(params)
+    _compare(lambda *t: ours(*t[:n]).log_prob(t[n]), lambda *t: theirs(*t[:n]).log_prob(t[n]), params + [values], second=True, rtol=GAMMA_RTOL)
+    _compare(lambda *t: ours(*t).entropy(), lambda *t: theirs(*t).entropy(), params, second=True, rtol=GAMMA_RTOL)
+    for statistic in ("mean", "variance", "stddev"):
+        _compare(lambda *t: getattr(ours(*t), statistic), lambda *t: getattr(theirs(*t), statistic), params, second=True)
+    d, t = ours(*params), theirs(*map(torch.tensor, params))
+    assert (d.batch_shape, d.event_shape) == (tuple(t.batch_shape), tuple(t.event_shape))
+    with pytest.raises(NotImplementedError, match=f"{ours.__name__} has no reparameterized sample.*incomplete gamma"):
+        d.rsample()
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_kl_divergence_in_the_gamma_family(name):
+    ours, theirs, params, _ = FAMILY[name]
+    others = [np.ascontiguousarray(p[::-1]) + 0.25 for p in params]
+    n = len(params)
+    _compare(lambda *t: D.kl_divergence(ours(*t[:n]), ours(*t[n:])), lambda *t: TD.kl_divergence(theirs(*t[:n]), theirs(*t[n:])),
+             params + others, second=True, rtol=GAMMA_RTOL)
+    assert np.allclose(D.kl_divergence(ours(*params), ours(*params)).data, 0.0, atol=1e-12)
+
+
+def test_densities_at_the_edges_of_the_support_as_torch():
+    """A concentration of 1 puts finite density on the edge (0 · log 0 is 0, PyTorch's xlogy)."""
+    for a, b, x in [(1.0, 2.0, 0.0), (2.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.5, 2.0, 0.0)]:
+        with np.errstate(divide="ignore"):  # (0.5, 2, 0): log 0, an infinite density
+            got = D.Beta(a, b).log_prob(x).item()
+        want = TD.Beta(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)).log_prob(torch.tensor(x, dtype=torch.float64)).item()
+        assert got == pytest.approx(want, rel=1e-12) or got == want == np.inf, (a, b, x, got, want)
+    vertex = np.array([1.0, 0.0, 0.0])
+    concentration = np.array([2.0, 1.0, 1.0])
+    assert D.Dirichlet(concentration).log_prob(vertex).item() == pytest.approx(TD.Dirichlet(torch.tensor(concentration)).log_prob(torch.tensor(vertex)).item(), rel=1e-12)
+    x = mg.tensor(0.5, requires_grad=True)
+    D.Beta(1.0, 2.0).log_prob(x).backward()
+    assert x.grad.item() == pytest.approx(-2.0)  # d/dx log(2 (1 − x)) at 1/2
+
+
+def test_seeded_draws_of_the_gamma_family():
+    mg.manual_seed(2)
+    gamma = D.Gamma(mg.tensor([2.0, 0.5]), mg.tensor([1.5, 3.0])).sample((40000,))
+    assert gamma.shape == (40000, 2) and (gamma.data > 0).all() and not gamma.requires_grad
+    np.testing.assert_allclose(gamma.data.mean(0), [2.0 / 1.5, 0.5 / 3.0], rtol=0.02)
+    np.testing.assert_allclose(gamma.data.var(0), [2.0 / 1.5**2, 0.5 / 3.0**2], rtol=0.05)
+    beta = D.Beta(mg.tensor([2.0, 0.5]), 5.0).sample((40000,))
+    assert ((beta.data >= 0) & (beta.data <= 1)).all()
+    np.testing.assert_allclose(beta.data.mean(0), [2.0 / 7.0, 0.5 / 5.5], rtol=0.02)
+    dirichlet = D.Dirichlet(mg.tensor([[1.0, 2.0, 3.0], [5.0, 5.0, 0.5]])).sample((40000,))
+    assert dirichlet.shape == (40000, 2, 3)
+    np.testing.assert_allclose(dirichlet.data.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(dirichlet.data.mean(0), [[1 / 6, 2 / 6, 3 / 6], [5 / 10.5, 5 / 10.5, 0.5 / 10.5]], atol=0.01)
+
+
+def test_the_gamma_family_names_bad_parameters_and_values():
+    with pytest.raises(ValueError, match=r"Gamma: rate must be positive, got \[1.0, -2.0\]"):
+        D.Gamma(1.0, [1.0, -2.0])
+    with pytest.raises(ValueError, match="Gamma.log_prob: values must be positive"):
+        D.Gamma(1.0, 1.0).log_prob(-1.0)
+    with pytest.raises(ValueError, match="Beta: concentration0 must be positive"):
+        D.Beta(1.0, 0.0)
+    with pytest.raises(ValueError, match=r"Beta.log_prob: values must lie in \[0, 1\]"):
+        D.Beta(1.0, 1.0).log_prob(1.5)
+    with pytest.raises(mg.ShapeError, match="Dirichlet: concentration needs a last dimension of 2 or more categories"):
+        D.Dirichlet([1.0])
+    with pytest.raises(ValueError, match="Dirichlet.log_prob: values must be probability vectors"):
+        D.Dirichlet([1.0, 1.0]).log_prob([0.5, 0.6])
 
 
 def test_kl_divergence_names_the_pairs_it_lacks():

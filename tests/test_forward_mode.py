@@ -21,7 +21,7 @@ import torch.func
 
 import minigrad as mg
 from minigrad import ops
-from oracles import elementwise_cases, linalg_cases
+from oracles import ORACLE_RTOL, elementwise_cases, linalg_cases
 
 RNG = np.random.default_rng(3)
 
@@ -132,6 +132,7 @@ CASES = {
     },
 }
 TOLERANCE = {"astype": dict(rtol=1e-6, atol=1e-6)}  # the float32 output rounds the tangent too
+TOLERANCE.update({name: dict(rtol=rtol, atol=1e-12) for name, rtol in ORACLE_RTOL.items()})
 EXACT = dict(rtol=1e-10, atol=1e-12)
 
 
