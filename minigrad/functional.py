@@ -161,21 +161,38 @@ def median(x, dim=None, keepdim=False):
     """The median, the lower of the two middle elements for an even count (`torch.median`): of all
     elements with no `dim` (a tensor), or along `dim` the pair `(values, indices)`. Where a row
     holds NaN its median is NaN (at the first NaN's index), as in PyTorch."""
+    return _median("median", x, dim, keepdim, skip_nan=False)
+
+
+def nanmedian(x, dim=None, keepdim=False):
+    """The median of the values that are not NaN, the lower middle one for an even count
+    (`torch.nanmedian`): of all elements with no `dim`, or along `dim` the pair `(values,
+    indices)`. NaN for a row of NaN only (at its first index). Differentiable in x."""
+    return _median("nanmedian", x, dim, keepdim, skip_nan=True)
+
+
+def _median(name, x, dim, keepdim, skip_nan):
     x = _tensor(x)
     if dim is None:
         if keepdim:
-            raise TypeError("median: keepdim=True needs dim=, the axis to keep")
-        return median(x.reshape(-1), 0).values
-    axis = ops.single_axis(dim, x.ndim, "median") if x.ndim else 0
-    n = x.shape[axis] if x.ndim else 1
+            raise TypeError(f"{name}: keepdim=True needs dim=, the axis to keep")
+        return _median(name, x.reshape(-1), 0, False, skip_nan).values
+    axis = ops.single_axis(dim, x.ndim, name) if x.ndim else 0
+    column = x.reshape(1) if x.ndim == 0 else x
+    n = column.shape[axis]
     if n == 0:
-        raise ShapeError(f"median: dim {dim} of shape {x.shape} is empty")
-    values, indices = kthvalue(x, (n + 1) // 2, dim, keepdim)
-    nan = np.isnan(_constant("median", x)).reshape(x.shape or (1,))
-    if nan.any():
-        rows = nan.any(axis=axis, keepdims=keepdim)
+        raise ShapeError(f"{name}: dim {dim} of shape {x.shape} is empty")
+    values, indices = sort(column, axis)  # NaN last, stably: a row of NaN only keeps its order
+    nan = np.isnan(_constant(name, column))
+    count = (~nan if skip_nan else np.ones_like(nan)).sum(axis=axis, keepdims=True)  # the values counted
+    pick = np.maximum((count - 1) // 2, 0)  # each row's lower middle one
+    values, indices = gather(values, axis, pick), Tensor(np.take_along_axis(indices.data, pick, axis))
+    if not skip_nan and nan.any():
+        rows = nan.any(axis=axis, keepdims=True)
         values = where(rows, Tensor(np.array(np.nan, dtype=x.dtype)), values)
-        indices = Tensor(np.where(rows, nan.argmax(axis=axis, keepdims=keepdim), indices.data))
+        indices = Tensor(np.where(rows, nan.argmax(axis=axis, keepdims=True), indices.data))
+    if not keepdim or x.ndim == 0:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
     return ValuesIndices(values, indices)
 
 
@@ -228,28 +245,6 @@ def _quantile(name, x, q, dim, keepdim, interpolation, skip_nan):
     out = out.unsqueeze(dim) if keepdim else out  # the kept dim where it was, q's axis still last
     out = out.movedim(-1, 0)
     return out.squeeze(0) if qs.ndim == 0 else out
-
-
-def nanmedian(x, dim=None, keepdim=False):
-    """The median of the values that are not NaN, the lower middle one for an even count
-    (`torch.nanmedian`): of all elements with no `dim`, or along `dim` the pair `(values,
-    indices)`. NaN for a row of NaN only (at its first index). Differentiable in x."""
-    x = _tensor(x)
-    if dim is None:
-        if keepdim:
-            raise TypeError("nanmedian: keepdim=True needs dim=, the axis to keep")
-        return nanmedian(x.reshape(-1), 0).values
-    axis = ops.single_axis(dim, x.ndim, "nanmedian") if x.ndim else 0
-    column = x.reshape(1) if x.ndim == 0 else x
-    if column.shape[axis] == 0:
-        raise ShapeError(f"nanmedian: dim {dim} of shape {x.shape} is empty")
-    values, indices = sort(column, axis)  # NaN last, stably: a row of NaN only keeps its order
-    count = (~np.isnan(_constant("nanmedian", column))).sum(axis=axis, keepdims=True)
-    pick = np.maximum((count - 1) // 2, 0)
-    values, indices = gather(values, axis, pick), Tensor(np.take_along_axis(indices.data, pick, axis))
-    if not keepdim:
-        values, indices = values.squeeze(axis), indices.squeeze(axis)
-    return ValuesIndices(values, indices)
 
 
 def nansum(x, dim=None, keepdim=False, *, dtype=None):

@@ -596,6 +596,7 @@ def test_orders_computed_from_values_are_refused_while_tracing():
 def test_order_statistics_and_cumprod_of_a_scalar_as_torch():
     x, t = mg.tensor(2.5), torch.tensor(2.5, dtype=torch.float64)
     assert x.cumprod(0).item() == t.cumprod(0).item() and x.cumprod(0).shape == ()
-    for ours, theirs in [(mg.median(x, 0), torch.median(t, 0)), (mg.kthvalue(x, 1, 0), torch.kthvalue(t, 1, 0))]:
+    for ours, theirs in [(mg.median(x, 0), torch.median(t, 0)), (mg.kthvalue(x, 1, 0), torch.kthvalue(t, 1, 0)),
+                         (mg.median(x, 0, keepdim=True), torch.median(t, 0, keepdim=True)), (mg.nanmedian(x, 0, True), torch.nanmedian(t, 0, True))]:
         assert ours.values.shape == () and ours.values.item() == theirs.values.item()
         _same_ints(ours.indices, theirs.indices)
