@@ -1,6 +1,6 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Gamma, Beta, Dirichlet,
 Categorical and Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the
-reparameterization trick, where PyTorch's is not implicit) and `kl_divergence`.
+reparameterization trick: Normal, MultivariateNormal and Uniform) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -231,8 +231,9 @@ def _gamma_draws(concentration, shape):
 
 
 class Gamma(Distribution):
-    """Gamma(concentration α, rate β), elementwise: density β^α x^(α−1) e^(−βx) / Γ(α) for x > 0;
-    mean α/β. `sample` draws outside the graph (no `rsample`: see the comment above)."""
+    """The gamma distribution of concentration α and rate β, elementwise: density
+    β^α x^(α−1) e^(−βx) / Γ(α) for x > 0, mean α/β. `sample` draws outside the graph; there is no
+    `rsample` (PyTorch's differentiates its draws through the incomplete gamma function)."""
 
     def __init__(self, concentration, rate):
         self.concentration = _positive("Gamma", "concentration", _tensor(concentration))
@@ -269,8 +270,9 @@ class Gamma(Distribution):
 
 
 class Dirichlet(Distribution):
-    """Dirichlet(concentration α) over the probability vectors of α's last dimension (K entries,
-    each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1). `sample` only (see Gamma)."""
+    """The Dirichlet distribution of concentration α over the probability vectors of α's last
+    dimension (K entries, each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1).
+    `sample` only, as for `Gamma`."""
 
     def __init__(self, concentration):
         self.concentration = _positive("Dirichlet", "concentration", _tensor(concentration))
@@ -312,8 +314,9 @@ class Dirichlet(Distribution):
 
 
 class Beta(Distribution):
-    """Beta(concentration1 α, concentration0 β) on [0, 1], elementwise: density x^(α−1) (1−x)^(β−1)
-    / B(α, β); mean α / (α + β). The Dirichlet of two categories, as in PyTorch. `sample` only."""
+    """The beta distribution of concentration1 α and concentration0 β on [0, 1], elementwise:
+    density x^(α−1) (1−x)^(β−1) / B(α, β), mean α / (α + β); the Dirichlet of two categories.
+    `sample` only, as for `Gamma`."""
 
     def __init__(self, concentration1, concentration0):
         self.concentration1 = _positive("Beta", "concentration1", _tensor(concentration1))

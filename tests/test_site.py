@@ -114,6 +114,13 @@ def test_the_api_reference_has_every_public_name(site, module, page):
     html = (site / "api" / f"{page}.html").read_text()
     missing = [name for name in _public(module) if f'id="{module.__name__}.{name}"' not in html]
     assert not missing, f"api/{page}.html has no entry for {missing}"
+    for name in _public(module):  # a docstring that opens with "Name(...)" would become the signature
+        value = getattr(module, name)
+        if inspect.isclass(value) and not issubclass(value, BaseException):
+            title = re.search(rf'id="{module.__name__}.{name}">(.*?)</dt>', html, re.S).group(1)
+            names = re.findall(r'<em class="sig-param">(?:<span class="o"><span class="pre">\*\*?</span></span>)?<span class="n"><span class="pre">(\w+)</span>', title)
+            wanted = [p.name for p in inspect.signature(value).parameters.values()]
+            assert names == wanted, f"api/{page}.html shows {module.__name__}.{name}({', '.join(names)}), not ({', '.join(wanted)})"
     if module is minigrad:
         entry = re.search(r'id="minigrad.grad".*?</dd>', html, re.S).group(0)
         assert "argnums" in _text(entry), "minigrad.grad's entry lacks its docstring"
