@@ -175,7 +175,7 @@ def qr(A, mode="reduced"):  # noqa: N803
         raise ShapeError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     Q = ops.qr_q(A, complete=mode == "complete")  # noqa: N806
     R = triu(Q.mT @ A)  # noqa: N806  (Qᵀ A is R; triu makes its zeros exact)
-    return QR(Tensor(np.zeros(0, dtype=A.dtype)) if mode == "r" else Q, R)
+    return QR(_empty(A.dtype) if mode == "r" else Q, R)
 
 
 class SVD(collections.namedtuple("SVD", ["U", "S", "Vh"])):
@@ -201,6 +201,11 @@ def svdvals(A):  # noqa: N803
     """The singular values of each matrix, descending (`torch.linalg.svdvals`). Their gradient
     u_i v_iᵀ is well defined where they are distinct and nonzero."""
     return ops.svdvals(_matrices("svdvals", A))
+
+
+def _empty(dtype):
+    """What PyTorch returns for a result it does not compute (`qr`'s Q in mode "r", `lstsq`'s per driver)."""
+    return Tensor(np.zeros(0, dtype=dtype))
 
 
 def _tolerances(name, A, atol, rtol):  # noqa: N803
@@ -234,8 +239,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803
     A = _matrices("matrix_rank", A)  # noqa: N806
     atol, rtol = _tolerances("matrix_rank", A, atol, rtol)
     data = _lower_symmetric(_square("matrix_rank", A)).data if hermitian else A.data
-    s = np.linalg.svd(data, compute_uv=False)
-    return Tensor((s > np.maximum(atol, rtol * s.max(axis=-1, keepdims=True, initial=0.0))).sum(axis=-1).astype(np.int64))
+    kept = ops.kept_singular_values(np.linalg.svd(data, compute_uv=False), atol, rtol)
+    return Tensor(kept.sum(axis=-1).astype(np.int64))
 
 
 class LstsqResult(collections.namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])):
@@ -273,12 +278,12 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
     if driver != "gelsy" and m > n and bool((rank.data == n).all()):
         residuals = ((A @ X - columns) ** 2).sum(axis=-2)
     else:
-        residuals = Tensor(np.zeros(0, dtype=A.dtype))
+        residuals = _empty(A.dtype)
     return LstsqResult(
         X.squeeze(-1) if vector else X,
         residuals,
-        Tensor(np.zeros(0, dtype=np.int64)) if driver == "gels" else rank,
-        svdvals(A) if driver in ("gelsd", "gelss") else Tensor(np.zeros(0, dtype=A.dtype)),
+        _empty(np.int64) if driver == "gels" else rank,
+        svdvals(A) if driver in ("gelsd", "gelss") else _empty(A.dtype),
     )
 
 

@@ -1091,11 +1091,15 @@ svd_vh = Primitive.define(
 )
 
 
+def kept_singular_values(s, atol, rtol):
+    """Which singular values (..., k) count, for pinv and matrix_rank: those above max(atol, rtol · s_max)."""
+    return s > np.maximum(atol, rtol * s.max(axis=-1, keepdims=True, initial=0.0))
+
+
 def _pinv_forward(a, atol, rtol):
-    """V S⁺ Uᵀ, S⁺ the reciprocals of the singular values above max(atol, rtol · s_max), 0 for the rest."""
+    """V S⁺ Uᵀ, S⁺ the reciprocals of the kept singular values, 0 for the rest."""
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    cutoff = np.maximum(atol, rtol * s.max(axis=-1, keepdims=True, initial=0.0))
-    reciprocal = np.divide(1.0, s, out=np.zeros_like(s), where=s > cutoff)
+    reciprocal = np.divide(1.0, s, out=np.zeros_like(s), where=kept_singular_values(s, atol, rtol))
     return (vh.swapaxes(-1, -2) * reciprocal[..., None, :]) @ u.swapaxes(-1, -2)
 
 
