@@ -1,6 +1,6 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Gamma, Beta, Dirichlet,
 Categorical and Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the
-reparameterization trick: Normal, MultivariateNormal and Uniform) and `kl_divergence`.
+reparameterization trick: every family but the two discrete ones) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -213,11 +213,14 @@ class MultivariateNormal(Distribution):
         return (_log_diagonal_sum(self.scale_tril) + k * (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
 
 
-# The Gamma family. PyTorch's Gamma, Beta and Dirichlet have an rsample whose gradient comes from
-# implicit reparameterization (the derivative of the regularized incomplete gamma function in the
-# concentration, Figurnov et al. 2018), which minigrad does not have: they have `sample` only, and
-# what a score-function estimator differentiates, `log_prob`.
-_NO_RSAMPLE = "its draws' gradient needs the incomplete gamma function's derivative, which minigrad lacks"
+# The Gamma family. Its draws come from numpy's Gamma sampler, which no smooth function of fixed
+# noise reproduces; `rsample` differentiates them by implicit reparameterization (Figurnov, Mohamed
+# and Mnih 2018; `ops.standard_gamma`): each draw z moves with its concentration α along its fixed
+# quantile, dz/dα = −(∂P/∂α) / (∂P/∂z) for the regularized incomplete gamma function P, which
+# minigrad computes exactly where PyTorch fits an approximation. A Beta or Dirichlet draw is
+# normalised Gamma draws, differentiated through the normalisation. (PyTorch differentiates those
+# two through each coordinate's Beta marginal instead: another estimator, draw by draw, of the same
+# expected gradient.) As in PyTorch, the gradient of these draws has first order only.
 
 
 def _positive(name, what, tensor):
@@ -225,15 +228,24 @@ def _positive(name, what, tensor):
     return tensor
 
 
-def _gamma_draws(concentration, shape):
-    """Gamma(concentration, 1) draws of `shape` (concentration broadcast to it), in its dtype."""
-    return default_rng().standard_gamma(np.broadcast_to(concentration.data, shape)).astype(concentration.dtype)
+def _standard_gamma(concentration, shape):
+    """Gamma(concentration, 1) draws of `shape` in its dtype, differentiable in the concentration.
+
+    A draw below the dtype's smallest normal number is raised to it, as PyTorch does: a small
+    concentration (0.01) draws exact zeros otherwise, outside the support (`log_prob` refuses them)
+    and 0 / 0 in a Beta draw.
+    """
+    draws = np.asarray(default_rng().standard_gamma(np.broadcast_to(concentration.data, shape)), dtype=concentration.dtype)
+    np.maximum(draws, np.finfo(draws.dtype).tiny, out=draws)
+    return ops.standard_gamma(concentration, Tensor(draws))
 
 
 class Gamma(Distribution):
     """The gamma distribution of concentration α and rate β, elementwise: density
-    β^α x^(α−1) e^(−βx) / Γ(α) for x > 0, mean α/β. `sample` draws outside the graph; there is no
-    `rsample` (PyTorch's differentiates its draws through the incomplete gamma function)."""
+    β^α x^(α−1) e^(−βx) / Γ(α) for x > 0, mean α/β. `rsample` is differentiable in both (in α by
+    implicit reparameterization, first order only)."""
+
+    has_rsample = True
 
     def __init__(self, concentration, rate):
         self.concentration = _positive("Gamma", "concentration", _tensor(concentration))
@@ -252,12 +264,7 @@ class Gamma(Distribution):
         return (self.concentration / (self.rate * self.rate)).broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
-        raise NotImplementedError(f"Gamma has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
-
-    def sample(self, sample_shape=()):
-        shape = self._draw_shape(sample_shape)
-        dtype = np.result_type(self.concentration.dtype, self.rate.dtype)
-        return Tensor((_gamma_draws(self.concentration, shape) / self.rate.data).astype(dtype))
+        return _standard_gamma(self.concentration, self._draw_shape(sample_shape)) / self.rate
 
     def log_prob(self, value):
         value = _positive("Gamma.log_prob", "values", _tensor(value))
@@ -272,7 +279,9 @@ class Gamma(Distribution):
 class Dirichlet(Distribution):
     """The Dirichlet distribution of concentration α over the probability vectors of α's last
     dimension (K entries, each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1).
-    `sample` only, as for `Gamma`."""
+    `rsample` normalises Gamma(αᵢ, 1) draws, the standard construction, differentiable as `Gamma`'s."""
+
+    has_rsample = True
 
     def __init__(self, concentration):
         self.concentration = _positive("Dirichlet", "concentration", _tensor(concentration))
@@ -293,12 +302,8 @@ class Dirichlet(Distribution):
         return self.concentration * (total - self.concentration) / (total * total * (total + 1.0))
 
     def rsample(self, sample_shape=()):
-        raise NotImplementedError(f"Dirichlet has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
-
-    def sample(self, sample_shape=()):
-        """Normalised Gamma(αᵢ, 1) draws, the standard construction."""
-        draws = _gamma_draws(self.concentration, self._draw_shape(sample_shape))
-        return Tensor(draws / draws.sum(axis=-1, keepdims=True))
+        draws = _standard_gamma(self.concentration, self._draw_shape(sample_shape))
+        return draws / draws.sum(axis=-1, keepdims=True)
 
     def log_prob(self, value):
         value = _tensor(value)
@@ -316,7 +321,9 @@ class Dirichlet(Distribution):
 class Beta(Distribution):
     """The beta distribution of concentration1 α and concentration0 β on [0, 1], elementwise:
     density x^(α−1) (1−x)^(β−1) / B(α, β), mean α / (α + β); the Dirichlet of two categories.
-    `sample` only, as for `Gamma`."""
+    `rsample` is X / (X + Y) for X ~ Gamma(α, 1), Y ~ Gamma(β, 1), differentiable as `Gamma`'s."""
+
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0):
         self.concentration1 = _positive("Beta", "concentration1", _tensor(concentration1))
@@ -337,12 +344,9 @@ class Beta(Distribution):
         return (a * b / (total * total * (total + 1.0))).broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
-        raise NotImplementedError(f"Beta has no reparameterized sample (rsample): {_NO_RSAMPLE}; use sample() and log_prob")
-
-    def sample(self, sample_shape=()):
         shape = self._draw_shape(sample_shape)
-        x, y = _gamma_draws(self.concentration1, shape), _gamma_draws(self.concentration0, shape)
-        return Tensor((x / (x + y)).astype(np.result_type(self.concentration1.dtype, self.concentration0.dtype)))
+        x, y = _standard_gamma(self.concentration1, shape), _standard_gamma(self.concentration0, shape)
+        return x / (x + y)
 
     def log_prob(self, value):
         value = _tensor(value)

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import special_functions
 from .broadcasting import unbroadcast
-from .errors import LinAlgError, MinigradError, ShapeError
+from .errors import GraphError, LinAlgError, MinigradError, ShapeError
 from .grad_mode import state
 from .tensor import Node, Tensor, _refuse_while_tracing, _result, tracing
 
@@ -754,6 +754,39 @@ polygamma = Primitive.define(
     vjp=lambda g, out, x, order: (g * polygamma(x, order=order + 1),),
     jvp=lambda t, out, x, order: t[0] * polygamma(x, order=order + 1),
 )
+
+
+def _no_derivative(name, why):
+    """The rule of a primitive whose own derivative minigrad does not have: it refuses by name
+    rather than give 0 (a second derivative through a Gamma draw is not 0)."""
+
+    def refuse(*args, **params):
+        raise GraphError(f"{name}: no derivative ({why})")
+
+    return refuse
+
+
+# A Gamma(α, 1) draw as a function of its concentration α, the noise (the draw's quantile
+# u = P(α, z)) held fixed: implicit reparameterization (Figurnov, Mohamed and Mnih 2018), PyTorch's
+# `_standard_gamma`. The forward is the draw itself, made by numpy outside the graph (a primitive's
+# forward draws nothing, so a jit replays it); its derivative is dz/dα = −(∂P/∂α) / (∂P/∂z), which
+# `standard_gamma_grad` computes (`minigrad.special_functions`). Like PyTorch, minigrad has no
+# derivative of that: a draw's gradient has first order only.
+standard_gamma = Primitive.define(
+    "standard_gamma",
+    forward=lambda alpha, draw: np.array(draw, dtype=np.result_type(alpha, draw)),
+    vjp=lambda g, out, alpha, draw: (g * standard_gamma_grad(alpha, out), None),
+    jvp=lambda t, out, alpha, draw: t[0] * standard_gamma_grad(alpha, out),
+)
+_SECOND_ORDER = ("the gradient of a Gamma, Beta or Dirichlet rsample in the concentration has first order "
+                 "only, as in PyTorch: differentiate those draws once")
+standard_gamma_grad = Primitive.define(
+    "standard_gamma_grad",
+    forward=special_functions.standard_gamma_grad,
+    vjp=_no_derivative("standard_gamma_grad", _SECOND_ORDER),
+    jvp=_no_derivative("standard_gamma_grad", _SECOND_ORDER),
+)
+
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
 UNARY_FUNCTIONS = (erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)
 BINARY_FUNCTIONS = (atan2, hypot)

@@ -12,7 +12,15 @@ log Γ, and its derivatives of every order are the polygamma functions (ψ = ψ�
   of 0 the reflection (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − ψ⁽ⁿ⁾(x) = π dⁿ/dxⁿ cot(πx) brings x to 1 − x first, the
   n-th derivative of the cotangent being a polynomial in cot(πx). At the poles 0, −1, −2, ... ψ
   is −inf at 0 and NaN left of it, ψ⁽ⁿ⁾ (−1)ⁿ⁺¹ ∞, as in PyTorch.
-Both compute in float64 and return the input's floating dtype.
+* `standard_gamma_grad(alpha, z)`, the derivative dz/dα of a Gamma(α, 1) draw z at its fixed
+  quantile u = P(α, z) (P the regularized lower incomplete gamma function): by the implicit function
+  theorem, −(∂P/∂α) / (∂P/∂z), what the draws of `Gamma.rsample` are differentiated with (implicit
+  reparameterization, Figurnov, Mohamed and Mnih 2018). ∂P/∂α comes from P's power series where
+  z < α + 1 and from Legendre's continued fraction for 1 − P elsewhere, each differentiated in α
+  term by term (as Moore's Algorithm AS 187, 1982): accurate to ~1e-14 for α ≤ 10³ (5e-13 at
+  10⁵), where PyTorch's `_standard_gamma_grad`, a fitted approximation, is within ~4e-3. Both
+  expansions need ~√α terms near z = α: α = 10⁶ costs ~8,000 rounds.
+All compute in float64 and return the input's floating dtype.
 """
 
 import math
@@ -94,3 +102,64 @@ def _cot_derivative(x, n):
     for _ in range(n):
         q = q.deriv() * np.polynomial.Polynomial([1.0, 0.0, 1.0])
     return (-math.pi) ** n * q(1.0 / np.tan(math.pi * x))
+
+
+def standard_gamma_grad(alpha, z):
+    """dz/dα for Gamma(α, 1) draws z, entry by entry (0 where z is 0: z log z tends to 0)."""
+    (alpha, dtype), (z, _) = _float(alpha), _float(z)
+    alpha, z = np.broadcast_arrays(alpha, z)
+    out = np.zeros(z.shape)
+    series, fraction = (z > 0) & (z < alpha + 1.0), z >= alpha + 1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out[series] = _gamma_grad_by_series(alpha[series], z[series])
+        out[fraction] = _gamma_grad_by_fraction(alpha[fraction], z[fraction])
+    return out.astype(dtype)
+
+
+# Each expansion stops for an entry when its terms no longer move the sum, in either the value or
+# its derivative (relative to float64's precision)
+_EPS = np.finfo(np.float64).eps / 2
+
+
+def _gamma_grad_by_series(a, z):
+    """P = zᵃ e⁻ᶻ / Γ(a + 1) · S, S = Σₙ tₙ, tₙ = zⁿ / ((a + 1) ⋯ (a + n)): with T = Σₙ tₙ dₙ,
+    dₙ = ∂ log tₙ / ∂a = −Σₖ≤ₙ 1 / (a + k), ∂P/∂a = P (log z − ψ(a + 1)) + zᵃ e⁻ᶻ / Γ(a + 1) · T, and
+    the density is zᵃ⁻¹ e⁻ᶻ / Γ(a), so dz/da = −(z / a) (S (log z − ψ(a + 1)) + T): no power of z is
+    ever formed, which for a tiny a and z would underflow."""
+    t, d = np.ones_like(z), np.zeros_like(z)
+    total, weighted = t.copy(), d.copy()
+    going, n = np.ones(z.shape, bool), 0
+    while going.any():
+        n += 1
+        t[going] *= z[going] / (a[going] + n)
+        d[going] -= 1.0 / (a[going] + n)
+        total[going] += t[going]
+        weighted[going] += t[going] * d[going]
+        going &= (t > _EPS * total) | (np.abs(t * d) > _EPS * np.abs(weighted))
+    return -(z / a) * (total * (np.log(z) - polygamma(a + 1.0, 0)) + weighted)
+
+
+def _gamma_grad_by_fraction(a, z):
+    """1 − P = zᵃ e⁻ᶻ / Γ(a) · f, f = 1 / (b₀ + a₁ / (b₁ + a₂ / (b₂ + ⋯))) with bₙ = z + 2n + 1 − a and
+    aₙ = −n (n − a) (Legendre's; Numerical Recipes 6.2.7), evaluated by Wallis' recurrence for its
+    convergents Aₙ / Bₙ carried with their derivatives in a and rescaled by Bₙ each round. Then
+    ∂(1 − P)/∂a = (1 − P)(log z − ψ(a)) + zᵃ e⁻ᶻ / Γ(a) · ∂f/∂a, and dz/da = z (f (log z − ψ(a)) + ∂f/∂a)."""
+    zeros = np.zeros_like(z)
+    a_before, a_now, b_before, b_now = np.ones_like(z), zeros, zeros, np.ones_like(z)  # A₋₁, A₀, B₋₁, B₀
+    da_before, da_now, db_before, db_now = zeros, zeros, zeros, zeros
+    f, df = zeros, zeros
+    going, n = np.ones(z.shape, bool), 0
+    while going.any():
+        numerator, d_numerator = (1.0, 0.0) if n == 0 else (-n * (n - a), float(n))
+        denominator = z + (2 * n + 1) - a  # its derivative in a is −1
+        a_next = denominator * a_now + numerator * a_before
+        b_next = denominator * b_now + numerator * b_before
+        da_next = denominator * da_now - a_now + numerator * da_before + d_numerator * a_before
+        db_next = denominator * db_now - b_now + numerator * db_before + d_numerator * b_before
+        scale = 1.0 / b_next
+        a_before, a_now, b_before, b_now = a_now * scale, a_next * scale, b_now * scale, np.ones_like(z)
+        da_before, da_now, db_before, db_now = da_now * scale, da_next * scale, db_now * scale, db_next * scale
+        f_next, df_next = a_now, da_now - a_now * db_now  # (A′B − AB′) / B² with B = 1
+        going &= (np.abs(f_next - f) > _EPS * np.abs(f_next)) | (np.abs(df_next - df) > _EPS * np.abs(df_next))
+        f, df, n = f_next, df_next, n + 1
+    return z * (f * (np.log(z) - polygamma(a, 0)) + df)
