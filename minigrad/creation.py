@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from .errors import DtypeError, ShapeError
-from .tensor import Tensor, _checked_array, _is_cpu
+from .tensor import Tensor, TracerError, _checked_array, _is_cpu, _user_line, tracing
 
 
 def _accepts_device(make):
@@ -100,8 +100,17 @@ class Generator(np.random.Generator):
         return self._initial_seed
 
 
-def _rng(name, rng, generator):
-    """The numpy Generator a draw uses: `rng=`, or `generator=` (a `mg.Generator`), or else `default_rng()`."""
+def generator_for(name, rng=None, generator=None):
+    """The numpy Generator the draw `name` uses: `rng=`, or `generator=` (a `mg.Generator`), or else
+    `default_rng()`. While `jit.compile` traces, a draw is refused: the trace would keep the
+    numbers drawn once as constants, and every call would reuse them (a VAE's "noise" the same at
+    every step), where Dropout, which draws too, is refused already."""
+    if tracing.depth:
+        raise TracerError(
+            f"jit.compile: {name} draws random numbers, at {_user_line()}. A trace records operations, "
+            "not draws: the numbers drawn once, while tracing, would be reused by every call. Draw them "
+            "outside the compiled function and pass them in as an input, or run the function without jit.compile."
+        )
     if rng is not None and generator is not None:
         raise TypeError(f"{name}: pass rng= or generator= (the same thing under PyTorch's name), not both")
     chosen = rng if rng is not None else generator
@@ -142,7 +151,7 @@ def randn(*shape, requires_grad=False, dtype=np.float64, rng=None, generator=Non
     """Standard normal samples; pass `rng` (a numpy Generator) or `generator` (a `mg.Generator`),
     or call `manual_seed` first, for reproducible draws."""
     dtype = _float_dtype("randn", dtype)
-    rng = _rng("randn", rng, generator)
+    rng = generator_for("randn", rng, generator)
     return Tensor(rng.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
@@ -150,7 +159,7 @@ def randn(*shape, requires_grad=False, dtype=np.float64, rng=None, generator=Non
 def rand(*shape, requires_grad=False, dtype=np.float64, rng=None, generator=None):
     """Samples uniform on [0, 1), drawn as `randn`'s are (`rng`, or `manual_seed`)."""
     dtype = _float_dtype("rand", dtype)
-    rng = _rng("rand", rng, generator)
+    rng = generator_for("rand", rng, generator)
     return Tensor(rng.random(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
@@ -173,7 +182,7 @@ def randperm(n, dtype=np.int64, rng=None, generator=None):
     minibatches, `x[mg.randperm(len(x))]`."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    rng = _rng("randperm", rng, generator)
+    rng = generator_for("randperm", rng, generator)
     return Tensor(rng.permutation(int(n)).astype(dtype))
 
 
@@ -188,7 +197,7 @@ def randint(*args, size=None, dtype=np.int64, rng=None, generator=None):
     low, high = (0, args[0]) if len(args) == 1 else args
     if not low < high:
         raise ValueError(f"randint: the range [low, high) = [{low}, {high}) is empty")
-    rng = _rng("randint", rng, generator)
+    rng = generator_for("randint", rng, generator)
     return Tensor(rng.integers(low, high, size=tuple(size), dtype=dtype))
 
 
@@ -212,7 +221,7 @@ def multinomial(probs, num_samples, replacement=False, rng=None, generator=None)
         if not usable[row]:
             raise ValueError(f"multinomial: row {row} has no positive weight")
         raise ValueError(f"multinomial: row {row} has {usable[row]} positive weights, too few to draw {num_samples} samples without replacement")
-    rng = _rng("multinomial", rng, generator)
+    rng = generator_for("multinomial", rng, generator)
     if replacement or num_samples == 1:
         cdf = np.cumsum(rows, axis=1)
         u = rng.random((len(rows), num_samples)) * cdf[:, -1:]

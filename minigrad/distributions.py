@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import linalg, ops
-from .creation import default_rng
+from .creation import generator_for
 from .errors import ShapeError
 from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, where
 from .tensor import Tensor
@@ -100,7 +100,7 @@ class Normal(Distribution):
     def rsample(self, sample_shape=()):
         """loc + scale · ε with ε ~ N(0, 1): differentiable in loc and scale."""
         shape = self._draw_shape(sample_shape)
-        eps = Tensor(default_rng().standard_normal(shape).astype(np.result_type(self.loc.dtype, self.scale.dtype)))
+        eps = Tensor(generator_for("Normal.rsample").standard_normal(shape).astype(np.result_type(self.loc.dtype, self.scale.dtype)))
         return self.loc + self.scale * eps
 
     def log_prob(self, value):
@@ -137,7 +137,7 @@ class Uniform(Distribution):
         return (width * width / 12.0).broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
-        u = Tensor(default_rng().random(self._draw_shape(sample_shape)).astype(self.low.dtype))
+        u = Tensor(generator_for("Uniform.rsample").random(self._draw_shape(sample_shape)).astype(self.low.dtype))
         return self.low + (self.high - self.low) * u
 
     def log_prob(self, value):
@@ -197,7 +197,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         """loc + L ε with ε ~ N(0, I)."""
-        eps = Tensor(default_rng().standard_normal(self._draw_shape(sample_shape)).astype(self.loc.dtype))
+        eps = Tensor(generator_for("MultivariateNormal.rsample").standard_normal(self._draw_shape(sample_shape)).astype(self.loc.dtype))
         return self.loc + (self.scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def log_prob(self, value):
@@ -228,14 +228,14 @@ def _positive(name, what, tensor):
     return tensor
 
 
-def _standard_gamma(concentration, shape):
+def _standard_gamma(name, concentration, shape):
     """Gamma(concentration, 1) draws of `shape` in its dtype, differentiable in the concentration.
 
     A draw below the dtype's smallest normal number is raised to it, as PyTorch does: a small
     concentration (0.01) draws exact zeros otherwise, outside the support (`log_prob` refuses them)
     and 0 / 0 in a Beta draw.
     """
-    draws = np.asarray(default_rng().standard_gamma(np.broadcast_to(concentration.data, shape)), dtype=concentration.dtype)
+    draws = np.asarray(generator_for(name).standard_gamma(np.broadcast_to(concentration.data, shape)), dtype=concentration.dtype)
     np.maximum(draws, np.finfo(draws.dtype).tiny, out=draws)
     return ops.standard_gamma(concentration, Tensor(draws))
 
@@ -264,7 +264,7 @@ class Gamma(Distribution):
         return (self.concentration / (self.rate * self.rate)).broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
-        return _standard_gamma(self.concentration, self._draw_shape(sample_shape)) / self.rate
+        return _standard_gamma("Gamma.rsample", self.concentration, self._draw_shape(sample_shape)) / self.rate
 
     def log_prob(self, value):
         value = _positive("Gamma.log_prob", "values", _tensor(value))
@@ -302,7 +302,7 @@ class Dirichlet(Distribution):
         return self.concentration * (total - self.concentration) / (total * total * (total + 1.0))
 
     def rsample(self, sample_shape=()):
-        draws = _standard_gamma(self.concentration, self._draw_shape(sample_shape))
+        draws = _standard_gamma("Dirichlet.rsample", self.concentration, self._draw_shape(sample_shape))
         return draws / draws.sum(axis=-1, keepdims=True)
 
     def log_prob(self, value):
@@ -345,7 +345,7 @@ class Beta(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._draw_shape(sample_shape)
-        x, y = _standard_gamma(self.concentration1, shape), _standard_gamma(self.concentration0, shape)
+        x, y = _standard_gamma("Beta.rsample", self.concentration1, shape), _standard_gamma("Beta.rsample", self.concentration0, shape)
         return x / (x + y)
 
     def log_prob(self, value):
@@ -418,11 +418,13 @@ class Categorical(Distribution):
         """Undefined for classes, NaN as in PyTorch."""
         return Tensor(np.full(self.batch_shape, np.nan, dtype=self.probs.dtype))
 
+    variance = mean  # undefined as well, and NaN (so is `stddev`), as in PyTorch
+
     def sample(self, sample_shape=()):
         """Class indices (int64) of shape sample_shape + batch_shape, by the inverse of the CDF."""
         shape = _shape(sample_shape) + tuple(self.batch_shape)
         cdf = np.cumsum(self.probs.data, axis=-1)
-        u = default_rng().random(shape)[..., None] * cdf[..., -1:]
+        u = generator_for("Categorical.sample").random(shape)[..., None] * cdf[..., -1:]
         return Tensor((u >= cdf).sum(axis=-1).clip(0, cdf.shape[-1] - 1).astype(np.int64))
 
     def log_prob(self, value):
@@ -467,7 +469,7 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape=()):
         shape = _shape(sample_shape) + tuple(self.batch_shape)
-        return Tensor((default_rng().random(shape) < self.probs.data).astype(self.probs.dtype))
+        return Tensor((generator_for("Bernoulli.sample").random(shape) < self.probs.data).astype(self.probs.dtype))
 
     def log_prob(self, value):
         """value · logits − softplus(logits): −binary cross-entropy with logits, without overflow."""

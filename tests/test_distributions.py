@@ -34,6 +34,9 @@ def test_categorical(form):
     _compare(lambda p: D.Categorical(**{form: p}).log_prob(CLASSES), lambda p: TD.Categorical(**{form: p}).log_prob(torch.tensor(CLASSES)), [params], second=True)
     _compare(lambda p: D.Categorical(**{form: p}).entropy(), lambda p: TD.Categorical(**{form: p}).entropy(), [params], second=True)
     _compare(lambda p: D.Categorical(**{form: p}).probs, lambda p: TD.Categorical(**{form: p}).probs, [params])
+    undefined = D.Categorical(**{form: params})
+    for statistic in ("mean", "variance", "stddev"):  # NaN for classes, as in PyTorch
+        assert getattr(undefined, statistic).shape == (4,) and np.isnan(getattr(undefined, statistic).data).all()
 
 
 def test_categorical_with_an_impossible_class():

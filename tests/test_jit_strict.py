@@ -127,6 +127,30 @@ def test_escapes_are_fine_outside_compile_and_on_constants():
     np.testing.assert_array_equal(run_graph(graph, np.array([-1.0, -1.0]))[0], [-2.0, -2.0])
 
 
+DRAWS = {  # a random draw inside a compiled function: drawn once at trace time, then every call's
+    "randn": (lambda x: x * mg.randn(3), "randn"),
+    "rand_like": (lambda x: x + mg.rand_like(x), "rand"),
+    "randint": (lambda x: x * mg.randint(3, (3,)), "randint"),
+    "Normal.rsample": (lambda x: mg.distributions.Normal(x, 1.0).rsample(), r"Normal\.rsample"),
+    "Gamma.rsample": (lambda x: mg.distributions.Gamma(x * x + 1.0, 1.0).rsample(), r"Gamma\.rsample"),
+    "Bernoulli.sample": (lambda x: x * mg.distributions.Bernoulli(probs=0.5).sample((3,)), r"Bernoulli\.sample"),
+}
+
+
+@pytest.mark.parametrize("name", DRAWS)
+def test_a_random_draw_inside_compile_is_refused_naming_the_line(name):
+    """A trace would keep the numbers drawn while tracing as constants: the same "noise" at every call."""
+    fn, drawer = DRAWS[name]
+    with pytest.raises(jit.TracerError, match=rf"jit.compile: {drawer} draws random numbers, at .*test_jit_strict.py:\d+.*pass them in as an input"):
+        jit.compile(fn)(np.array([1.0, -2.0, 3.0]))
+    fn(mg.tensor([1.0, -2.0, 3.0]))  # eager, and after the refusal: fine
+    mg.manual_seed(0)
+    noise = mg.randn(3)
+    compiled = jit.compile(lambda x, e: x + e)  # the draws as an input: new ones at every call
+    first, second = compiled(np.zeros(3), noise.data), compiled(np.zeros(3), mg.randn(3).data)
+    assert not np.array_equal(first.data, second.data)
+
+
 # --------------------------------------------------------------------------- closed-over parameters
 def test_closed_over_parameters_are_read_at_call_time():
     model = mg.nn.MLP([3, 8, 1], rng=np.random.default_rng(0))

@@ -7,9 +7,11 @@ traces again, as `jax.jit` and `torch.compile` do: shapes are part of a static g
 
 Tracing never freezes a value a later call could change (`minigrad.jit.trace.trace_strict`): Python
 control flow on a traced tensor's value (`if`, `.item()`, `float()`, a boolean-mask index) raises
-`TracerError` naming the line; comparisons and `where` masks are operations of the graph; weights
-closed over by `fn` (tensors that require grad, e.g. a model's parameters) are read at every call,
-so an optimizer step between calls is seen. The graph takes them as extra inputs after `fn`'s.
+`TracerError` naming the line, and so does a random draw (`randn`, a distribution's `rsample`,
+Dropout in training mode: numbers drawn once would be every call's; pass draws in as an input);
+comparisons and `where` masks are operations of the graph; weights closed over by `fn` (tensors
+that require grad, e.g. a model's parameters) are read at every call, so an optimizer step between
+calls is seen. The graph takes them as extra inputs after `fn`'s.
 """
 
 import numpy as np
