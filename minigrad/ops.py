@@ -219,8 +219,8 @@ softplus = Primitive.define(
 )
 
 
-def _mask(x, condition):
-    return constant(condition.astype(x.dtype))
+def _zero(like):
+    return constant(np.zeros((), dtype=like.dtype))
 
 
 def _factor(name, forward):
@@ -284,7 +284,10 @@ astype = Primitive.define(
 where = Primitive.define(
     "where",
     forward=lambda x, y, condition: np.where(condition, x, y),
-    vjp=lambda g, out, x, y, condition: (g * _mask(g, condition), g * _mask(g, ~condition)),
+    # the adjoint where each side was chosen and 0 elsewhere, chosen as PyTorch's rule chooses it
+    # rather than multiplied by a mask: a NaN or ∞ adjoint where the other side was taken
+    # (√ of an undefined moment's NaN) gives 0, not 0 · NaN
+    vjp=lambda g, out, x, y, condition: (where(g, _zero(g), condition=condition), where(_zero(g), g, condition=condition)),
     jvp=lambda t, out, x, y, condition: where(t[0], t[1], condition=condition),
 )
 
