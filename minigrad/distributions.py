@@ -1,6 +1,7 @@
-"""`torch.distributions` for minigrad: Normal, MultivariateNormal, Uniform, Gamma, Beta, Dirichlet,
-Categorical and Bernoulli, with `log_prob`, `entropy`, `sample`, `rsample` (the
-reparameterization trick: every family but the two discrete ones) and `kl_divergence`.
+"""`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace,
+Cauchy, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, Bernoulli and Poisson,
+and Independent (batch dimensions read as an event's), with `log_prob`, `entropy`, `sample`,
+`rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -22,7 +23,8 @@ from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, 
 from .tensor import Tensor
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "MultivariateNormal", "Normal", "Uniform",
+    "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "Gamma",
+    "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "StudentT", "Uniform",
     "kl_divergence",
 ]
 
@@ -60,6 +62,9 @@ class Distribution:
 
     def rsample(self, sample_shape=()):
         raise NotImplementedError(f"{type(self).__name__} has no reparameterized sample (rsample); use sample() and log_prob")
+
+    def entropy(self):
+        raise NotImplementedError(f"{type(self).__name__} has no entropy in closed form (nor in PyTorch)")
 
     @property
     def stddev(self):
@@ -149,6 +154,163 @@ class Uniform(Distribution):
 
     def entropy(self):
         return (self.high - self.low).log().broadcast_to(self.batch_shape)
+
+
+def _standard_draws(name, draw, shape, dtype):
+    """Draws of numpy's standard distribution `draw` (a Generator method's name) in float64, then
+    in `dtype`: a standard draw in float32 could round to the edge of its support."""
+    return Tensor(np.asarray(getattr(generator_for(name), draw)(size=shape), dtype=np.float64).astype(dtype))
+
+
+class _LocationScale(Distribution):
+    """loc + scale · ε for ε of a fixed standard distribution, elementwise (Laplace, Cauchy)."""
+
+    has_rsample = True
+    _standard = None  # the numpy Generator method drawing ε
+
+    def __init__(self, loc, scale):
+        name = type(self).__name__
+        self.loc, self.scale = _tensor(loc), _positive(name, "scale", _tensor(scale))
+        self.batch_shape = np.broadcast_shapes(self.loc.shape, self.scale.shape)
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale}
+
+    def rsample(self, sample_shape=()):
+        """loc + scale · ε: differentiable in loc and scale."""
+        dtype = np.result_type(self.loc.dtype, self.scale.dtype)
+        eps = _standard_draws(f"{type(self).__name__}.rsample", self._standard, self._draw_shape(sample_shape), dtype)
+        return self.loc + self.scale * eps
+
+    def _standardized(self, value):
+        return (_tensor(value) - self.loc) / self.scale
+
+    def _filled(self, number):
+        dtype = np.result_type(self.loc.dtype, self.scale.dtype)
+        return Tensor(np.full(self.batch_shape, number, dtype=dtype))
+
+
+class Laplace(_LocationScale):
+    """The Laplace distribution of location μ and scale b, elementwise: density e^(−|x − μ|/b) / (2b)."""
+
+    _standard = "laplace"
+
+    @property
+    def mean(self):
+        return self.loc.broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return (2.0 * self.scale * self.scale).broadcast_to(self.batch_shape)
+
+    @property
+    def stddev(self):
+        return (math.sqrt(2.0) * self.scale).broadcast_to(self.batch_shape)
+
+    def log_prob(self, value):
+        return -(2.0 * self.scale).log() - self._standardized(value).abs()
+
+    def cdf(self, value):
+        z = self._standardized(value)
+        return 0.5 - 0.5 * z.sign() * (-z.abs()).expm1()
+
+    def entropy(self):
+        return ((2.0 * self.scale).log() + 1.0).broadcast_to(self.batch_shape)
+
+
+class Cauchy(_LocationScale):
+    """The Cauchy distribution of location x₀ and scale γ, elementwise: density
+    1 / (πγ (1 + ((x − x₀)/γ)²)). It has no mean (NaN) and an infinite variance, as in PyTorch."""
+
+    _standard = "standard_cauchy"
+
+    @property
+    def mean(self):
+        return self._filled(np.nan)
+
+    @property
+    def variance(self):
+        return self._filled(np.inf)
+
+    def log_prob(self, value):
+        z = self._standardized(value)
+        return -math.log(math.pi) - self.scale.log() - (z * z).log1p()
+
+    def cdf(self, value):
+        return self._standardized(value).atan() / math.pi + 0.5
+
+    def entropy(self):
+        return (self.scale.log() + math.log(4 * math.pi)).broadcast_to(self.batch_shape)
+
+
+class LogNormal(Distribution):
+    """exp(X) for X ~ N(loc, scale²), elementwise (PyTorch's `LogNormal(loc, scale)`: the parameters
+    are the normal's): density N(log x; loc, scale²) / x for x > 0."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale):
+        self.base_dist = Normal(loc, scale)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        self.batch_shape = self.base_dist.batch_shape
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale}
+
+    @property
+    def mean(self):
+        return (self.loc + 0.5 * self.scale * self.scale).exp().broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        square = self.scale * self.scale
+        return (square.expm1() * (2.0 * self.loc + square).exp()).broadcast_to(self.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape).exp()
+
+    def log_prob(self, value):
+        log_value = _positive("LogNormal.log_prob", "values", _tensor(value)).log()
+        return self.base_dist.log_prob(log_value) - log_value
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+class Exponential(Distribution):
+    """The exponential distribution of rate λ, elementwise: density λ e^(−λx) for x ≥ 0, mean 1/λ."""
+
+    has_rsample = True
+
+    def __init__(self, rate):
+        self.rate = _positive("Exponential", "rate", _tensor(rate))
+        self.batch_shape = self.rate.shape
+
+    def _parameters(self):
+        return {"rate": self.rate}
+
+    @property
+    def mean(self):
+        return 1.0 / self.rate
+
+    @property
+    def variance(self):
+        return 1.0 / (self.rate * self.rate)
+
+    def rsample(self, sample_shape=()):
+        """E / λ with E ~ Exp(1): differentiable in λ."""
+        return _standard_draws("Exponential.rsample", "standard_exponential", self._draw_shape(sample_shape), self.rate.dtype) / self.rate
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        _check("Exponential.log_prob", "values must be non-negative", value.data >= 0, value.data)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value):
+        return -(-self.rate * _tensor(value)).expm1()
+
+    def entropy(self):
+        return 1.0 - self.rate.log()
 
 
 class MultivariateNormal(Distribution):
@@ -360,6 +522,74 @@ class Beta(Distribution):
         return (_log_beta(a, b) - (a - 1.0) * digamma(a) - (b - 1.0) * digamma(b) + (total - 2.0) * digamma(total)).broadcast_to(self.batch_shape)
 
 
+class Chi2(Gamma):
+    """The chi-squared distribution of `df` degrees of freedom, elementwise: Gamma(df/2, rate 1/2),
+    a sum of df squared standard normals (as PyTorch's, a Gamma)."""
+
+    def __init__(self, df):
+        df = _positive("Chi2", "df", _tensor(df))
+        super().__init__(0.5 * df, Tensor(np.array(0.5, dtype=df.dtype)))
+
+    @property
+    def df(self):
+        return self.concentration * 2.0
+
+    def _parameters(self):
+        return {"df": self.df}
+
+
+class StudentT(Distribution):
+    """Student's t distribution of `df` degrees of freedom, location and scale, elementwise:
+    loc + scale · X / √(V / df) for X ~ N(0, 1), V ~ χ²(df). The mean is NaN for df ≤ 1, the
+    variance ∞ for 1 < df ≤ 2 and NaN for df ≤ 1, as in PyTorch. `rsample` is differentiable in all
+    three (in df through the χ² draw's Gamma: first order only)."""
+
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0):
+        self.df = _positive("StudentT", "df", _tensor(df))
+        self.loc, self.scale = _tensor(loc), _positive("StudentT", "scale", _tensor(scale))
+        self.batch_shape = np.broadcast_shapes(self.df.shape, self.loc.shape, self.scale.shape)
+
+    def _parameters(self):
+        return {"df": self.df, "loc": self.loc, "scale": self.scale}
+
+    @property
+    def mean(self):
+        """loc where df > 1, NaN elsewhere."""
+        loc = self.loc.broadcast_to(self.batch_shape)
+        return where(np.broadcast_to(self.df.data > 1, self.batch_shape), loc, Tensor(np.asarray(np.nan, dtype=loc.dtype)))
+
+    @property
+    def variance(self):
+        """scale² df / (df − 2) where df > 2; ∞ where 1 < df ≤ 2, NaN where df ≤ 1."""
+        df = self.df.broadcast_to(self.batch_shape)
+        finite = df.data > 2
+        # df / (df − 2) on a df moved to 3 where it is not finite: no ∞ of the branch not taken
+        # reaches the gradient (where's rule would multiply it by 0, giving NaN)
+        safe = where(finite, df, Tensor(np.asarray(3.0, dtype=df.dtype)))
+        value = (self.scale * self.scale * safe / (safe - 2.0)).broadcast_to(self.batch_shape)
+        return where(finite, value, Tensor(np.where(df.data > 1, np.inf, np.nan).astype(value.dtype)))
+
+    def rsample(self, sample_shape=()):
+        shape = self._draw_shape(sample_shape)
+        dtype = np.result_type(self.df.dtype, self.loc.dtype, self.scale.dtype)
+        x = _standard_draws("StudentT.rsample", "standard_normal", shape, dtype)
+        chi2 = 2.0 * _standard_gamma("StudentT.rsample", 0.5 * self.df, shape)
+        return self.loc + self.scale * x * (chi2 / self.df).rsqrt()
+
+    def log_prob(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        normaliser = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
+                      + lgamma(0.5 * self.df) - lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * (z * z / self.df).log1p() - normaliser
+
+    def entropy(self):
+        half, half_next = 0.5 * self.df, 0.5 * (self.df + 1.0)
+        log_beta = lgamma(half) + math.lgamma(0.5) - lgamma(half_next)
+        return (self.scale.log() + half_next * (digamma(half_next) - digamma(half)) + 0.5 * self.df.log() + log_beta).broadcast_to(self.batch_shape)
+
+
 def _times_log(c, v, log1p=False):
     """c · log v (or c · log(1 + v)), 0 where c is 0 at v's pole, as PyTorch's xlogy: the density of
     a concentration of 1 at the edge of the support. (The pole is moved, not masked after the
@@ -481,6 +711,80 @@ class Bernoulli(Distribution):
         return softplus(self.logits) - self.probs * self.logits
 
 
+class Poisson(Distribution):
+    """Counts 0, 1, 2, ... of mean `rate` λ, elementwise: P(k) = λᵏ e^(−λ) / k!. Draws are float
+    counts in the rate's dtype, as PyTorch's; `sample` only (counts have no pathwise gradient)."""
+
+    def __init__(self, rate):
+        self.rate = _tensor(rate)
+        _check("Poisson", "rate must be non-negative", self.rate.data >= 0, self.rate.data)
+        self.batch_shape = self.rate.shape
+
+    def _parameters(self):
+        return {"rate": self.rate}
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=()):
+        counts = generator_for("Poisson.sample").poisson(np.broadcast_to(self.rate.data, self._draw_shape(sample_shape)))
+        return Tensor(np.asarray(counts, dtype=self.rate.dtype))
+
+    def log_prob(self, value):
+        """k log λ − λ − log k! (0 · log 0 is 0: a rate of 0 gives the count 0 probability 1)."""
+        value = _tensor(value, self.rate.dtype)
+        _check("Poisson.log_prob", "values must be counts (whole numbers ≥ 0)", (value.data >= 0) & (value.data == np.round(value.data)), value.data)
+        return _times_log(value, self.rate) - self.rate - lgamma(value + 1.0)
+
+
+class Independent(Distribution):
+    """`base_distribution` with its last `reinterpreted_batch_ndims` batch dimensions read as the
+    event's: `log_prob` and `entropy` sum over them. A VAE's diagonal Gaussian over vectors is
+    `Independent(Normal(mu, sigma), 1)`, one log-density per vector."""
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims):
+        n, batch = int(reinterpreted_batch_ndims), tuple(base_distribution.batch_shape)
+        if not 0 <= n <= len(batch):
+            raise ShapeError(f"Independent: reinterpreted_batch_ndims must be in [0, {len(batch)}], the base's batch "
+                             f"dimensions (batch_shape {batch}), got {reinterpreted_batch_ndims}")
+        self.base_dist, self.reinterpreted_batch_ndims = base_distribution, n
+        shape = batch + tuple(base_distribution.event_shape)
+        self.batch_shape, self.event_shape = shape[: len(batch) - n], shape[len(batch) - n:]
+        self.has_rsample = base_distribution.has_rsample
+
+    def __repr__(self):
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+
+def _sum_rightmost(x, n):
+    return x.sum(axis=tuple(range(-n, 0))) if n else x
+
+
 # --------------------------------------------------------------------------- KL divergences
 def _kl_normal_normal(p, q):
     ratio = p.scale / q.scale
@@ -509,6 +813,41 @@ def _kl_mvn_mvn(p, q):
     return 0.5 * ((m * m).sum(axis=(-2, -1)) + (z * z).sum(axis=-1) - k) + _log_diagonal_sum(q.scale_tril) - _log_diagonal_sum(p.scale_tril)
 
 
+def _kl_uniform_uniform(p, q):
+    """log of the widths' ratio where p's support lies inside q's, ∞ elsewhere (as PyTorch)."""
+    ratio = ((q.high - q.low) / (p.high - p.low)).log()
+    outside = (q.low.data > p.low.data) | (q.high.data < p.high.data)
+    return where(outside, Tensor(np.asarray(np.inf, dtype=ratio.dtype)), ratio)
+
+
+def _kl_exponential_exponential(p, q):
+    ratio = q.rate / p.rate
+    return ratio - ratio.log() - 1.0
+
+
+def _kl_laplace_laplace(p, q):
+    ratio = p.scale / q.scale
+    distance = (p.loc - q.loc).abs()
+    return distance / q.scale + ratio * (-distance / p.scale).exp() - ratio.log() - 1.0
+
+
+def _kl_poisson_poisson(p, q):
+    return _times_log(p.rate, p.rate) - _times_log(p.rate, q.rate) - (p.rate - q.rate)
+
+
+def _kl_lognormal_lognormal(p, q):
+    """The normals' KL: exp is one-to-one, and KL does not change under a change of variables."""
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError(
+            f"kl_divergence: Independent distributions of {p.reinterpreted_batch_ndims} and "
+            f"{q.reinterpreted_batch_ndims} reinterpreted dimensions (PyTorch refuses them too)")
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
 def _kl_gamma_gamma(p, q):
     """αq log(βp/βq) + log Γ(αq) − log Γ(αp) + (αp − αq) ψ(αp) + (βq − βp) αp/βp."""
     ap, bp, aq, bq = p.concentration, p.rate, q.concentration, q.rate
@@ -528,8 +867,14 @@ def _kl_dirichlet_dirichlet(p, q):
             + ((a - b) * (digamma(a) - digamma(total_a).unsqueeze(-1))).sum(axis=-1))
 
 
-_KL = {
+_KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method resolution orders
     (Normal, Normal): _kl_normal_normal,
+    (LogNormal, LogNormal): _kl_lognormal_lognormal,
+    (Uniform, Uniform): _kl_uniform_uniform,
+    (Exponential, Exponential): _kl_exponential_exponential,
+    (Laplace, Laplace): _kl_laplace_laplace,
+    (Poisson, Poisson): _kl_poisson_poisson,
+    (Independent, Independent): _kl_independent_independent,
     (Gamma, Gamma): _kl_gamma_gamma,
     (Beta, Beta): _kl_beta_beta,
     (Dirichlet, Dirichlet): _kl_dirichlet_dirichlet,
@@ -542,7 +887,7 @@ _KL = {
 def kl_divergence(p, q):
     """KL(p ‖ q) = E_p[log p − log q] in closed form, for two distributions of the same family
     (`torch.distributions.kl_divergence`); differentiable in both."""
-    rule = _KL.get((type(p), type(q)))
+    rule = next((_KL[a, b] for a in type(p).__mro__ for b in type(q).__mro__ if (a, b) in _KL), None)
     if rule is None:
         raise NotImplementedError(
             f"kl_divergence: no closed form for ({type(p).__name__}, {type(q).__name__}) in minigrad; "
