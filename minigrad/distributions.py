@@ -1,6 +1,7 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace,
-Cauchy, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, Bernoulli and Poisson,
-and Independent (batch dimensions read as an event's), with `log_prob`, `entropy`, `sample`,
+Cauchy, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, OneHotCategorical,
+Bernoulli and Poisson, Independent (batch dimensions read as an event's) and MixtureSameFamily
+(a mixture of K of one family), with `log_prob`, `entropy`, `sample`,
 `rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
@@ -24,7 +25,8 @@ from .tensor import Tensor
 
 __all__ = [
     "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "Gamma",
-    "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "StudentT", "Uniform",
+    "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "Poisson", "StudentT", "Uniform",
     "kl_divergence",
 ]
 
@@ -307,7 +309,9 @@ class Exponential(Distribution):
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        return -(-self.rate * _tensor(value)).expm1()
+        value = _tensor(value)
+        _check("Exponential.cdf", "values must be non-negative", value.data >= 0, value.data)
+        return -(-self.rate * value).expm1()
 
     def entropy(self):
         return 1.0 - self.rate.log()
@@ -669,6 +673,40 @@ class Categorical(Distribution):
         return -(self.probs * self.logits).sum(axis=-1)
 
 
+class OneHotCategorical(Distribution):
+    """`Categorical` with its classes as one-hot vectors of the last dimension: draws are float
+    vectors holding a single 1, and `log_prob` takes them (PyTorch's `OneHotCategorical`)."""
+
+    def __init__(self, probs=None, logits=None):
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self.batch_shape, self.event_shape = self._categorical.batch_shape, self.probs.shape[-1:]
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def variance(self):
+        return self.probs * (1.0 - self.probs)
+
+    def sample(self, sample_shape=()):
+        classes = self._categorical.sample(sample_shape).data
+        return Tensor(np.eye(self.event_shape[0], dtype=self.probs.dtype)[classes])
+
+    def log_prob(self, value):
+        value = np.asarray(_tensor(value, self.probs.dtype).data)
+        _check("OneHotCategorical.log_prob", "values must be one-hot vectors (one 1, the rest 0)",
+               ((value == 0) | (value == 1)).all() and (value.sum(-1) == 1).all(), value)
+        return self._categorical.log_prob(value.argmax(-1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+
 class Bernoulli(Distribution):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0, elementwise."""
 
@@ -781,6 +819,75 @@ class Independent(Distribution):
         return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
 
+class MixtureSameFamily(Distribution):
+    """A mixture of K distributions of one family: a draw picks a component from
+    `mixture_distribution` (a Categorical over K), then draws from it. `component_distribution`
+    holds the K components in its last batch dimension: a Gaussian mixture is
+    `MixtureSameFamily(Categorical(logits=w), Normal(means, scales))`, a mixture density network's
+    output `MixtureSameFamily(Categorical(logits=w), Independent(Normal(mu, sigma), 1))`.
+    log p(x) = logsumexp_k (log π_k + log p_k(x)); `sample` only, as in PyTorch."""
+
+    def __init__(self, mixture_distribution, component_distribution):
+        if not isinstance(mixture_distribution, Categorical):
+            raise TypeError(f"MixtureSameFamily: mixture_distribution must be a Categorical, got {type(mixture_distribution).__name__}")
+        mixture, components = tuple(mixture_distribution.batch_shape), tuple(component_distribution.batch_shape)
+        k = mixture_distribution.probs.shape[-1]
+        if not components or components[-1] != k or not _broadcasts_to(mixture, components[:-1]):
+            raise ShapeError(
+                f"MixtureSameFamily: the component distribution's batch_shape {components} must end in the mixture's "
+                f"{k} components, after a shape the mixture's batch_shape {mixture} broadcasts to")
+        self.mixture_distribution, self.component_distribution = mixture_distribution, component_distribution
+        self.batch_shape, self.event_shape = components[:-1], tuple(component_distribution.event_shape)
+
+    def __repr__(self):
+        return f"MixtureSameFamily({self.mixture_distribution!r}, {self.component_distribution!r})"
+
+    def _pad(self, x):
+        """x with an axis of length 1 where the components' axis is (before the event's axes)."""
+        return x.unsqueeze(-1 - len(self.event_shape))
+
+    def _weights(self):
+        """The mixture's probabilities, broadcast against the components' statistics."""
+        probs = self.mixture_distribution.probs
+        return probs.reshape(probs.shape + (1,) * len(self.event_shape))
+
+    @property
+    def mean(self):
+        return (self._weights() * self.component_distribution.mean).sum(axis=-1 - len(self.event_shape))
+
+    @property
+    def variance(self):
+        """The law of total variance: the mean of the components' variances plus the variance of their means."""
+        axis, spread = -1 - len(self.event_shape), self.component_distribution.mean - self._pad(self.mean)
+        return (self._weights() * self.component_distribution.variance).sum(axis=axis) + (self._weights() * spread * spread).sum(axis=axis)
+
+    def sample(self, sample_shape=()):
+        sample_shape, batch = _shape(sample_shape), tuple(self.batch_shape)
+        chosen = self.mixture_distribution.sample(sample_shape).data  # sample_shape + the mixture's batch_shape
+        draws = self.component_distribution.sample(sample_shape).data  # sample_shape + batch_shape + (K,) + event_shape
+        mixture = chosen.shape[len(sample_shape):]
+        chosen = np.broadcast_to(chosen.reshape(sample_shape + (1,) * (len(batch) - len(mixture)) + mixture), sample_shape + batch)
+        axis = draws.ndim - 1 - len(self.event_shape)
+        index = chosen.reshape(chosen.shape + (1,) * (1 + len(self.event_shape)))
+        index = np.broadcast_to(index, draws.shape[:axis] + (1,) + draws.shape[axis + 1:])
+        return Tensor(np.take_along_axis(draws, index, axis=axis).squeeze(axis))
+
+    def log_prob(self, value):
+        by_component = self.component_distribution.log_prob(self._pad(_tensor(value)))
+        return logsumexp(by_component + self.mixture_distribution.logits, axis=-1)
+
+    def cdf(self, value):
+        """Σ_k π_k F_k(x), for components with a `cdf`."""
+        return (self.component_distribution.cdf(self._pad(_tensor(value))) * self.mixture_distribution.probs).sum(axis=-1)
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
+
+
 def _sum_rightmost(x, n):
     return x.sum(axis=tuple(range(-n, 0))) if n else x
 
@@ -797,6 +904,10 @@ def _kl_categorical_categorical(p, q):
     terms = p.probs * (p.logits - q.logits)
     terms = where(q.probs.data == 0, Tensor(np.array(np.inf, dtype=terms.dtype)), terms)
     return where(p.probs.data == 0, Tensor(np.zeros((), dtype=terms.dtype)), terms).sum(axis=-1)
+
+
+def _kl_onehot_onehot(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
 
 
 def _kl_bernoulli_bernoulli(p, q):
@@ -879,6 +990,7 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (Beta, Beta): _kl_beta_beta,
     (Dirichlet, Dirichlet): _kl_dirichlet_dirichlet,
     (Categorical, Categorical): _kl_categorical_categorical,
+    (OneHotCategorical, OneHotCategorical): _kl_onehot_onehot,
     (Bernoulli, Bernoulli): _kl_bernoulli_bernoulli,
     (MultivariateNormal, MultivariateNormal): _kl_mvn_mvn,
 }

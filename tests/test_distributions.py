@@ -190,6 +190,77 @@ def test_independent_reads_batch_dimensions_as_an_event():
         D.kl_divergence(D.Independent(D.Normal(mu, sigma), 1), D.Independent(D.Normal(mu, sigma), 2))
 
 
+def test_one_hot_categorical_as_torch():
+    onehot = np.eye(5)[CLASSES]
+    _compare(lambda l: D.OneHotCategorical(logits=l).log_prob(onehot), lambda l: TD.OneHotCategorical(logits=l).log_prob(torch.tensor(onehot)), [LOGITS], second=True)
+    for statistic in ("entropy", "mean", "variance"):
+        _compare(*(_of_all(lambda l, f=family: f(logits=l), statistic) for family in (D.OneHotCategorical, TD.OneHotCategorical)), [LOGITS], second=True)
+    _compare(lambda a, b: D.kl_divergence(D.OneHotCategorical(logits=a), D.OneHotCategorical(logits=b)),
+             lambda a, b: TD.kl_divergence(TD.OneHotCategorical(logits=a), TD.OneHotCategorical(logits=b)), [LOGITS, LOGITS[::-1].copy()], second=True)
+    mg.manual_seed(7)
+    draws = D.OneHotCategorical(probs=[0.2, 0.5, 0.3]).sample((40_000,))
+    assert draws.shape == (40_000, 3) and ((draws.data == 0) | (draws.data == 1)).all() and (draws.data.sum(-1) == 1).all()
+    np.testing.assert_allclose(draws.data.mean(0), [0.2, 0.5, 0.3], atol=0.01)
+    with pytest.raises(ValueError, match=r"OneHotCategorical.log_prob: values must be one-hot vectors"):
+        D.OneHotCategorical(probs=[0.2, 0.8]).log_prob([1.0, 1.0])
+
+
+MIXTURES = {  # name: (minigrad's mixture of the arrays, torch's, the arrays: logits, then the components' parameters, then a value)
+    "gaussian mixture": (lambda w, m, s, x: D.MixtureSameFamily(D.Categorical(logits=w), D.Normal(m, s)),
+                         lambda w, m, s, x: TD.MixtureSameFamily(TD.Categorical(logits=w), TD.Normal(m, s)),
+                         [RNG.standard_normal(3), RNG.standard_normal(3), RNG.uniform(0.5, 2.0, 3), 2 * RNG.standard_normal((4, 1))]),
+    "mixture density network": (  # a batch of 5 mixtures of 3 two-dimensional diagonal Gaussians
+        lambda w, m, s, x: D.MixtureSameFamily(D.Categorical(logits=w), D.Independent(D.Normal(m, s), 1)),
+        lambda w, m, s, x: TD.MixtureSameFamily(TD.Categorical(logits=w), TD.Independent(TD.Normal(m, s), 1)),
+        [RNG.standard_normal((5, 3)), RNG.standard_normal((5, 3, 2)), RNG.uniform(0.5, 2.0, (5, 3, 2)), RNG.standard_normal((5, 2))]),
+}
+
+
+@pytest.mark.parametrize("name", MIXTURES)
+def test_mixture_same_family_as_torch(name):
+    ours, theirs, arrays = MIXTURES[name]
+    _compare(lambda *t: ours(*t).log_prob(t[-1]), lambda *t: theirs(*t).log_prob(t[-1]), arrays, second=True)
+    if name == "gaussian mixture":
+        _compare(lambda *t: ours(*t).cdf(t[-1]), lambda *t: theirs(*t).cdf(t[-1]), arrays, second=True)
+    for statistic in ("mean", "variance"):
+        _compare(*(_of_all(lambda w, m, s, f=family: f(w, m, s, None), statistic) for family in (ours, theirs)), arrays[:3], second=True)
+    d, t = ours(*arrays), theirs(*map(torch.tensor, arrays))
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == (tuple(t.batch_shape), tuple(t.event_shape), t.has_rsample)
+    mg.manual_seed(8)
+    draws = d.sample((60_000,)).data
+    assert draws.shape == (60_000,) + tuple(t.batch_shape) + tuple(t.event_shape)
+    standard_error = np.sqrt(d.variance.data / len(draws))
+    assert (np.abs(draws.mean(0) - d.mean.data) < 5 * standard_error).all()
+    np.testing.assert_allclose(draws.var(0), d.variance.data, rtol=0.05)
+
+
+def test_one_mixture_of_a_batch_of_components():
+    """The mixture's weights broadcast over the components' batch: 4 Gaussian mixtures sharing one
+    set of 3 weights; each draw is one of its own row's components."""
+    weights, means = np.log([0.2, 0.3, 0.5]), np.array([[-10.0, 0.0, 10.0]]) + 100.0 * np.arange(4)[:, None]
+    d = D.MixtureSameFamily(D.Categorical(logits=weights), D.Normal(means, 0.01))
+    t = TD.MixtureSameFamily(TD.Categorical(logits=torch.tensor(weights)), TD.Normal(torch.tensor(means), 0.01))
+    value = means[:, 1] + 0.005
+    np.testing.assert_allclose(d.log_prob(value).data, t.log_prob(torch.tensor(value)).numpy(), rtol=1e-12)
+    mg.manual_seed(9)
+    draws = d.sample((20_000,)).data
+    assert draws.shape == (20_000, 4) and d.batch_shape == (4,)
+    nearest = np.abs(draws[..., None] - means).argmin(-1)  # which component each draw came from
+    assert (np.abs(draws - np.take_along_axis(np.broadcast_to(means, draws.shape + (3,)), nearest[..., None], -1)[..., 0]) < 0.1).all()
+    np.testing.assert_allclose((nearest[..., None] == np.arange(3)).mean((0, 1)), [0.2, 0.3, 0.5], atol=0.01)
+
+
+def test_mixture_same_family_names_what_does_not_fit():
+    with pytest.raises(TypeError, match="mixture_distribution must be a Categorical, got Normal"):
+        D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(np.zeros(3), 1.0))
+    with pytest.raises(mg.ShapeError, match=r"batch_shape \(4,\) must end in the mixture's 3 components"):
+        D.MixtureSameFamily(D.Categorical(logits=np.zeros(3)), D.Normal(np.zeros(4), 1.0))
+    with pytest.raises(mg.ShapeError, match=r"a shape the mixture's batch_shape \(2,\) broadcasts to"):
+        D.MixtureSameFamily(D.Categorical(logits=np.zeros((2, 3))), D.Normal(np.zeros((4, 3)), 1.0))
+    with pytest.raises(NotImplementedError, match="MixtureSameFamily has no entropy"):
+        D.MixtureSameFamily(D.Categorical(logits=np.zeros(3)), D.Normal(np.zeros(3), 1.0)).entropy()
+
+
 def _ks_distance(draws, cdf):
     """The Kolmogorov–Smirnov distance between the draws' empirical CDF and `cdf`."""
     x = np.sort(draws)
@@ -418,6 +489,16 @@ def test_the_gamma_family_names_bad_parameters_and_values():
         D.Dirichlet([1.0])
     with pytest.raises(ValueError, match="Dirichlet.log_prob: values must be probability vectors"):
         D.Dirichlet([1.0, 1.0]).log_prob([0.5, 0.6])
+    for bad, message in [
+        (lambda: D.Laplace(0.0, -1.0), r"Laplace: scale must be positive, got \[-1.0\]"),
+        (lambda: D.StudentT(0.0), "StudentT: df must be positive"),
+        (lambda: D.Poisson(-0.5), "Poisson: rate must be non-negative"),
+        (lambda: D.Poisson(2.0).log_prob(1.5), r"Poisson.log_prob: values must be counts \(whole numbers ≥ 0\), got \[1.5\]"),
+        (lambda: D.LogNormal(0.0, 1.0).log_prob(0.0), "LogNormal.log_prob: values must be positive"),
+        (lambda: D.Exponential(1.0).cdf(-1.0), "Exponential.cdf: values must be non-negative"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            bad()
 
 
 def test_kl_divergence_of_uniforms_is_infinite_outside_the_support():

@@ -384,10 +384,58 @@ def test_gaussian_process_runs_as_a_script(capsys):
     assert lines[2].startswith("lengthscale") and "error of the posterior mean" in lines[3], lines
 
 
+VAE_IMPORTS = {
+    "import minigrad as mg": "import torch as mg",
+    "from minigrad import nn, optim": "from torch import nn, optim",
+    "from minigrad.data import load_digits  # sklearn.datasets.load_digits in a PyTorch program": "load_digits = None  # the test passes the images in",
+    "from minigrad.distributions import Bernoulli, Independent, Normal, kl_divergence": "from torch.distributions import Bernoulli, Independent, Normal, kl_divergence",
+}
+
+
+def test_vae_is_a_torch_program_and_computes_what_it_does(monkeypatch, capsys):
+    """From the same weights, on the same images and with the same draws ε: the same posteriors,
+    ELBO and gradients as the file run with torch imported; then each library's training, with its
+    own draws, raises the ELBO by as much."""
+    ex, theirs = example("vae_digits"), _in_torch("vae_digits", VAE_IMPORTS)
+    images = ex.data()
+    mg.manual_seed(0)
+    ours = ex.VAE()
+    twin = _torch_twin(ours, theirs["VAE"]())
+    x, tx = images[:40], torch.from_numpy(images.data[:40])
+    q, tq = ours.posterior(x), twin.posterior(tx)
+    for ours_statistic, theirs_statistic in [(q.mean, tq.mean), (q.stddev, tq.stddev)]:
+        np.testing.assert_allclose(ours_statistic.data, theirs_statistic.detach().numpy(), rtol=1e-12)
+    eps = np.random.default_rng(1).standard_normal((40, 2))  # one ε for both: rsample made deterministic
+    monkeypatch.setattr(mg.distributions.Normal, "rsample", lambda self, shape=(): self.loc + self.scale * mg.tensor(eps))
+    monkeypatch.setattr(torch.distributions.Normal, "rsample", lambda self, shape=(): self.loc + self.scale * torch.from_numpy(eps))
+    elbo, telbo = ours.elbo(x), twin.elbo(tx)
+    np.testing.assert_allclose(elbo.item(), telbo.item(), rtol=1e-12)
+    elbo.backward()
+    telbo.backward()
+    for (name, p), (tname, tp) in zip(ours.named_parameters(), twin.named_parameters(), strict=True):
+        g = p.grad.data.T if p.grad.ndim == 2 else p.grad.data  # Linear's (in, out) against PyTorch's (out, in)
+        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"{name} / {tname}")
+    monkeypatch.undo()
+    mg.manual_seed(2)
+    torch.manual_seed(2)
+    history = ex.train(ours, images, 3)
+    their_history = theirs["train"](twin, torch.from_numpy(images.data), 3)
+    assert history[-1] > history[0] + 3 and their_history[-1] > their_history[0] + 3, (history, their_history)
+    assert abs(history[-1] - their_history[-1]) < 1.5, (history, their_history)
+    assert capsys.readouterr().out.count(" ELBO ") == 6
+
+
+def test_vae_runs_as_a_script(capsys):
+    example("vae_digits").main(["--epochs", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("epoch   0  ELBO") and "codes of the 1797 digits" in lines[1], lines
+
+
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == {
         "mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt", "makemore_batchnorm", "gaussian_process",
+        "vae_digits",
     }, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
