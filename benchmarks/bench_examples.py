@@ -16,6 +16,7 @@ model) and versions, the last sums the ratios up.
 import harness  # noqa: I001  (first: pins every BLAS library to one thread before numpy loads)
 
 import argparse
+import contextlib
 import importlib
 import math
 import sys
@@ -28,7 +29,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import GP_IMPORTS, MAKEMORE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -271,9 +272,49 @@ def makemore_batchnorm(torch):
     return (minigrad_step, pytorch_step), sum(p.size for p in model[2]), what
 
 
+@contextlib.contextmanager
+def _fixed_draws(normal, eps):
+    """`normal.rsample` (a Normal class) returning loc + scale · eps while inside: the same draws
+    in both libraries, so that the two steps report the same losses (and neither times its RNG)."""
+    saved = normal.rsample
+    normal.rsample = lambda self, sample_shape=(): self.loc + self.scale * eps
+    try:
+        yield
+    finally:
+        normal.rsample = saved
+
+
+def vae_digits(torch, batch_size=64, lr=3e-3):
+    """One step of the VAE example's training (the posterior, one reparameterized draw, the
+    Bernoulli likelihood, the KL divergence to the prior, Adam) on a fixed batch, against the same
+    file run with torch, with the same draws ε on both sides."""
+    ex, theirs = _example("vae_digits"), _in_torch("vae_digits", VAE_IMPORTS)
+    x = ex.data()[:batch_size]
+    tx = torch.from_numpy(x.data)
+    mg.manual_seed(0)
+    model = ex.VAE()
+    module = _torch_twin(model, theirs["VAE"]())
+    optimizer, torch_optimizer = optim.Adam(model.parameters(), lr=lr), torch.optim.Adam(module.parameters(), lr=lr)
+    eps = np.random.default_rng(0).standard_normal((batch_size, 2))
+    draws, torch_draws = mg.tensor(eps), torch.from_numpy(eps)
+
+    def step(vae, optimizer, x, normal, draws):
+        with _fixed_draws(normal, draws):
+            optimizer.zero_grad()
+            loss = -vae.elbo(x)
+            loss.backward()
+            optimizer.step()
+        return loss.item()
+
+    what = f"VAE 64-128-2-128-64, batch {batch_size}: Independent Normal posterior, rsample, Bernoulli pixels, KL to the prior, Adam"
+    return ((lambda: step(model, optimizer, x, mg.distributions.Normal, draws),
+             lambda: step(module, torch_optimizer, tx, torch.distributions.Normal, torch_draws)),
+            sum(p.size for p in model.parameters()), what)
+
+
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
             "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm,
-            "gaussian_process": gaussian_process}
+            "gaussian_process": gaussian_process, "vae_digits": vae_digits}
 
 
 def _calls_per_run(step, seconds):
