@@ -107,7 +107,7 @@ class Normal(Distribution):
     def rsample(self, sample_shape=()):
         """loc + scale · ε with ε ~ N(0, 1): differentiable in loc and scale."""
         shape = self._draw_shape(sample_shape)
-        eps = Tensor(generator_for("Normal.rsample").standard_normal(shape).astype(np.result_type(self.loc.dtype, self.scale.dtype)))
+        eps = _standard_draws("Normal.rsample", "standard_normal", shape, np.result_type(self.loc.dtype, self.scale.dtype))
         return self.loc + self.scale * eps
 
     def log_prob(self, value):
@@ -144,7 +144,7 @@ class Uniform(Distribution):
         return (width * width / 12.0).broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
-        u = Tensor(generator_for("Uniform.rsample").random(self._draw_shape(sample_shape)).astype(self.low.dtype))
+        u = _standard_draws("Uniform.rsample", "random", self._draw_shape(sample_shape), self.low.dtype)
         return self.low + (self.high - self.low) * u
 
     def log_prob(self, value):
@@ -363,7 +363,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         """loc + L ε with ε ~ N(0, I)."""
-        eps = Tensor(generator_for("MultivariateNormal.rsample").standard_normal(self._draw_shape(sample_shape)).astype(self.loc.dtype))
+        eps = _standard_draws("MultivariateNormal.rsample", "standard_normal", self._draw_shape(sample_shape), self.loc.dtype)
         return self.loc + (self.scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def log_prob(self, value):
@@ -673,14 +673,9 @@ class Categorical(Distribution):
         return -(self.probs * self.logits).sum(axis=-1)
 
 
-class OneHotCategorical(Distribution):
-    """`Categorical` with its classes as one-hot vectors of the last dimension: draws are float
-    vectors holding a single 1, and `log_prob` takes them (PyTorch's `OneHotCategorical`)."""
-
-    def __init__(self, probs=None, logits=None):
-        self._categorical = Categorical(probs=probs, logits=logits)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
-        self.batch_shape, self.event_shape = self._categorical.batch_shape, self.probs.shape[-1:]
+class _BernoulliMarginals(Distribution):
+    """Entries that are 1 with probability `probs`, else 0 (Bernoulli's, a one-hot vector's): their
+    parameters and moments."""
 
     def _parameters(self):
         return {"probs": self.probs}
@@ -692,6 +687,16 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self.probs * (1.0 - self.probs)
+
+
+class OneHotCategorical(_BernoulliMarginals):
+    """`Categorical` with its classes as one-hot vectors of the last dimension: draws are float
+    vectors holding a single 1, and `log_prob` takes them (PyTorch's `OneHotCategorical`)."""
+
+    def __init__(self, probs=None, logits=None):
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self.batch_shape, self.event_shape = self._categorical.batch_shape, self.probs.shape[-1:]
 
     def sample(self, sample_shape=()):
         classes = self._categorical.sample(sample_shape).data
@@ -707,7 +712,7 @@ class OneHotCategorical(Distribution):
         return self._categorical.entropy()
 
 
-class Bernoulli(Distribution):
+class Bernoulli(_BernoulliMarginals):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0, elementwise."""
 
     def __init__(self, probs=None, logits=None):
@@ -723,17 +728,6 @@ class Bernoulli(Distribution):
             self.logits = _tensor(logits)
             self.probs = self.logits.sigmoid()
         self.batch_shape = self.probs.shape
-
-    def _parameters(self):
-        return {"probs": self.probs}
-
-    @property
-    def mean(self):
-        return self.probs
-
-    @property
-    def variance(self):
-        return self.probs * (1.0 - self.probs)
 
     def sample(self, sample_shape=()):
         shape = _shape(sample_shape) + tuple(self.batch_shape)
