@@ -43,6 +43,20 @@ def _check(name, what, ok, values):
         raise ValueError(f"{name}: {what}, got {np.asarray(values).ravel()[:8].tolist()}")
 
 
+def _probabilities(name, value):
+    """An icdf's argument: probabilities in [0, 1] (0 and 1 map to the support's ends)."""
+    value = _tensor(value)
+    _check(name, "values must be probabilities in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
+    return value
+
+
+def _by_tail(value, lower, below, above, safe):
+    """`below(value)` where `lower`, `above(value)` elsewhere, each computed on its own entries only
+    (the others replaced by `safe`), so neither the unused branch's inf nor its NaN gradient leaks:
+    the one formula for a whole CDF or quantile would cancel in one of the tails."""
+    return where(lower, below(where(lower, value, safe)), above(where(lower, safe, value)))
+
+
 def _shape(sample_shape):
     """PyTorch's sample_shape: a tuple (or torch.Size, or list) of lengths, or one length."""
     return (int(sample_shape),) if isinstance(sample_shape, (int, np.integer)) else tuple(sample_shape)
@@ -115,7 +129,13 @@ class Normal(Distribution):
         return -0.5 * z * z - self.scale.log() - _HALF_LOG_2PI
 
     def cdf(self, value):
-        return 0.5 * (1.0 + ops.erf((_tensor(value) - self.loc) / (self.scale * math.sqrt(2.0))))
+        """Φ((x − loc)/scale) as erfc(−z/√2)/2: PyTorch's (1 + erf(z/√2))/2 cancels in the lower tail."""
+        return 0.5 * ops.erfc((self.loc - _tensor(value)) / (self.scale * math.sqrt(2.0)))
+
+    def icdf(self, value):
+        """The quantile loc + scale · Φ⁻¹(p): PyTorch's √2 erfinv(2p − 1), but without losing the
+        digits of a probability near 0 in 2p − 1 (`minigrad.ndtri`)."""
+        return self.loc + self.scale * ops.ndtri(_probabilities("Normal.icdf", value))
 
     def entropy(self):
         return (self.scale.log() + (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
@@ -153,6 +173,12 @@ class Uniform(Distribution):
         inside = (value.data >= self.low.data) & (value.data < self.high.data)
         density = -(self.high - self.low).log() + value * 0.0
         return where(inside, density, Tensor(np.array(-np.inf, dtype=density.dtype)))
+
+    def cdf(self, value):
+        return ((_tensor(value) - self.low) / (self.high - self.low)).clamp(0.0, 1.0)
+
+    def icdf(self, value):
+        return self.low + (self.high - self.low) * _probabilities("Uniform.icdf", value)
 
     def entropy(self):
         return (self.high - self.low).log().broadcast_to(self.batch_shape)
@@ -213,8 +239,17 @@ class Laplace(_LocationScale):
         return -(2.0 * self.scale).log() - self._standardized(value).abs()
 
     def cdf(self, value):
+        """e^z / 2 below the location and 1 − e^(−z) / 2 above: PyTorch's 0.5 − 0.5 sign(z) expm1(−|z|)
+        cancels to an absolute error in the lower tail."""
         z = self._standardized(value)
-        return 0.5 - 0.5 * z.sign() * (-z.abs()).expm1()
+        return _by_tail(z, z.data < 0, lambda z: 0.5 * z.exp(), lambda z: 1.0 - 0.5 * (-z).exp(), 0.0)
+
+    def icdf(self, value):
+        """loc + scale · log 2p below the median, loc − scale · log 2(1 − p) above: PyTorch's
+        log1p(−2|p − 1/2|) loses a tail probability's digits in p − 1/2."""
+        p = _probabilities("Laplace.icdf", value)
+        z = _by_tail(p, p.data < 0.5, lambda p: (2.0 * p).log(), lambda p: -(2.0 * (1.0 - p)).log(), 0.5)
+        return self.loc + self.scale * z
 
     def entropy(self):
         return ((2.0 * self.scale).log() + 1.0).broadcast_to(self.batch_shape)
@@ -239,7 +274,15 @@ class Cauchy(_LocationScale):
         return -math.log(math.pi) - self.scale.log() - (z * z).log1p()
 
     def cdf(self, value):
-        return self._standardized(value).atan() / math.pi + 0.5
+        """atan2(1, −z) / π: atan(z)/π + 1/2, as PyTorch writes it, cancels in the lower tail."""
+        return ops.atan2(self._filled(1.0) + 0.0 * self._standardized(value), -self._standardized(value)) / math.pi
+
+    def icdf(self, value):
+        """loc + scale · tan(π(p − 1/2)), as −cot(πp) below the median and cot(π(1 − p)) above, where
+        1 − p is exact: PyTorch's p − 1/2 loses a tail probability's digits."""
+        p = _probabilities("Cauchy.icdf", value)
+        z = _by_tail(p, p.data < 0.5, lambda p: -1.0 / (math.pi * p).tan(), lambda p: 1.0 / (math.pi * (1.0 - p)).tan(), 0.25)
+        return self.loc + self.scale * z
 
     def entropy(self):
         return (self.scale.log() + math.log(4 * math.pi)).broadcast_to(self.batch_shape)
@@ -312,6 +355,9 @@ class Exponential(Distribution):
         value = _tensor(value)
         _check("Exponential.cdf", "values must be non-negative", value.data >= 0, value.data)
         return -(-self.rate * value).expm1()
+
+    def icdf(self, value):
+        return -(-_probabilities("Exponential.icdf", value)).log1p() / self.rate
 
     def entropy(self):
         return 1.0 - self.rate.log()

@@ -493,11 +493,17 @@ def _method(name):
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, log2, log10, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log log2 log10 sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
-erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, hypot = map(
-    _method, "erf erfc log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
+erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, hypot = map(
+    _method, "erf erfc erfinv log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
 )
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 lgamma = _method("lgamma")
+
+
+def ndtri(p):
+    """Φ⁻¹(p), the standard normal quantile (`torch.special.ndtri`): accurate to 2 ulp in both tails
+    (p = 1e-300 too), where √2 erfinv(2p − 1) loses p's digits; ∓inf at 0 and 1."""
+    return ops.ndtri(_tensor(p))
 
 
 def digamma(x):

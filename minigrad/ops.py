@@ -711,6 +711,10 @@ def _inverse_sqrt(x):
 # log(1 + x) is 0) and its derivative as a formula in x and the result.
 erf = _elementwise("erf", _from_math(math.erf), lambda x, out: _erf_factor(x))  # GELU's Φ(x) = (1 + erf(x/√2)) / 2
 erfc = _elementwise("erfc", _from_math(math.erfc), lambda x, out: -_erf_factor(x))  # 1 − erf(x) without cancelling
+# the normal quantile is √2 erfinv(2p − 1) ...; d erfinv(y)/dy = 1 / erf′(x) = √π/2 · e^(x²) at x = erfinv(y)
+erfinv = _elementwise("erfinv", special_functions.erfinv, lambda x, out: _scalar(math.sqrt(math.pi) / 2.0, x) * exp(out * out))
+# ... which loses the digits of a tail probability p in 2p − 1: ndtri = Φ⁻¹ keeps them (torch.special.ndtri)
+ndtri = _elementwise("ndtri", special_functions.ndtri, lambda x, out: _scalar(math.sqrt(2.0 * math.pi), x) * exp(out * out * 0.5))
 log1p = _elementwise("log1p", np.log1p, lambda x, out: 1.0 / (x + 1.0))
 expm1 = _elementwise("expm1", np.expm1, lambda x, out: out + 1.0)
 exp2 = _elementwise("exp2", np.exp2, lambda x, out: out * math.log(2.0))
@@ -791,7 +795,7 @@ standard_gamma_grad = Primitive.define(
 )
 
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
-UNARY_FUNCTIONS = (erf, erfc, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)
+UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)
 BINARY_FUNCTIONS = (atan2, hypot)
 
 

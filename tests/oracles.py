@@ -116,7 +116,7 @@ def compare_with_torch(mg_fn, torch_fn, arrays, second=False, atol=1e-10, rtol=1
 # its domain (away from its poles): name -> (domain low, high). The derivative tests (first, second,
 # forward mode) build their cases from this one list.
 ELEMENTWISE_DOMAINS = {
-    "erfc": (-2.5, 2.5), "log1p": (-0.9, 3.0), "expm1": (-3.0, 3.0), "exp2": (-3.0, 3.0), "tan": (-1.2, 1.2),
+    "erfc": (-2.5, 2.5), "erfinv": (-0.95, 0.95), "log1p": (-0.9, 3.0), "expm1": (-3.0, 3.0), "exp2": (-3.0, 3.0), "tan": (-1.2, 1.2),
     "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atan": (-3.0, 3.0), "sinh": (-3.0, 3.0), "cosh": (-3.0, 3.0),
     "asinh": (-3.0, 3.0), "acosh": (1.1, 4.0), "atanh": (-0.9, 0.9), "lgamma": (0.3, 6.0), "digamma": (0.3, 6.0),
 }
@@ -133,14 +133,15 @@ CHECKED_IN_TEST_DISTRIBUTIONS = {"standard_gamma", "standard_gamma_grad"}
 
 
 def elementwise_cases(rng, shape):
-    """{name: (minigrad function, torch function, [input])} for ELEMENTWISE_DOMAINS, and the two
-    binary ones (atan2 around the whole circle, hypot)."""
+    """{name: (minigrad function, torch function, [input])} for ELEMENTWISE_DOMAINS, the two
+    binary ones (atan2 around the whole circle, hypot) and ndtri (torch.special's)."""
     cases = {
         name: (lambda x, name=name: getattr(x, name)(), getattr(torch, name), [rng.uniform(low, high, shape)])
         for name, (low, high) in ELEMENTWISE_DOMAINS.items()
     }
     cases["atan2"] = (mg.atan2, torch.atan2, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
     cases["hypot"] = (mg.hypot, torch.hypot, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
+    cases["ndtri"] = (mg.ndtri, torch.special.ndtri, [rng.uniform(0.02, 0.98, shape)])
     return cases
 
 
