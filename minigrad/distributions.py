@@ -1,7 +1,10 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace,
-Cauchy, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, OneHotCategorical,
-Bernoulli and Poisson, Independent (batch dimensions read as an event's) and MixtureSameFamily
-(a mixture of K of one family), with `log_prob`, `entropy`, `sample`,
+Cauchy, Gumbel, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical,
+OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Geometric and NegativeBinomial; the
+relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
+dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
+TransformedDistribution (a base distribution pushed through the invertible maps of
+`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`, `sample`,
 `rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
@@ -10,27 +13,37 @@ does (what policy gradients differentiate is `log_prob` of the sample); `rsample
 fixed distribution and returns a differentiable function of the parameters and ε (VAEs, the
 pathwise gradient). Draws come from `mg.manual_seed`'s generator, or a fresh one. Parameters are
 checked as PyTorch's `validate_args` checks them: a scale that is not positive, probabilities
-outside [0, 1] or a value outside the support is an error that names them.
+outside [0, 1] or a value outside the support is an error that names them. CDFs and quantiles are
+written per tail where PyTorch's one formula cancels (its normal quantile of 1e-12 is off by 2e-5).
 """
 
 import math
 
 import numpy as np
 
+from . import bijectors as transforms
 from . import linalg, ops
+from .bijectors import (
+    AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+    Transform, sum_rightmost,
+)
 from .creation import generator_for
 from .errors import ShapeError
 from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, where
 from .tensor import Tensor
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "Gamma",
-    "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
-    "Poisson", "StudentT", "Uniform",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel",
+    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "ExpRelaxedCategorical", "MixtureSameFamily", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
     "kl_divergence",
+    # minigrad.distributions.transforms, also here as in torch.distributions
+    "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
+    "TanhTransform", "Transform", "transforms",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+_EULER = 0.57721566490153286061  # Euler's constant γ
 
 
 def _tensor(x, dtype=None):
@@ -81,6 +94,14 @@ class Distribution:
 
     def entropy(self):
         raise NotImplementedError(f"{type(self).__name__} has no entropy in closed form (nor in PyTorch)")
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__} has no mean in closed form (nor in PyTorch): average samples")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__} has no variance in closed form (nor in PyTorch): use samples")
 
     @property
     def stddev(self):
@@ -288,38 +309,36 @@ class Cauchy(_LocationScale):
         return (self.scale.log() + math.log(4 * math.pi)).broadcast_to(self.batch_shape)
 
 
-class LogNormal(Distribution):
-    """exp(X) for X ~ N(loc, scale²), elementwise (PyTorch's `LogNormal(loc, scale)`: the parameters
-    are the normal's): density N(log x; loc, scale²) / x for x > 0."""
+class Gumbel(_LocationScale):
+    """The Gumbel distribution of location μ and scale β, elementwise (the maximum of many draws;
+    −log(−log u) of a uniform u): CDF exp(−e^(−z)), z = (x − μ)/β, mean μ + γβ (γ Euler's constant)."""
 
-    has_rsample = True
-
-    def __init__(self, loc, scale):
-        self.base_dist = Normal(loc, scale)
-        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
-        self.batch_shape = self.base_dist.batch_shape
-
-    def _parameters(self):
-        return {"loc": self.loc, "scale": self.scale}
+    _standard = "gumbel"
 
     @property
     def mean(self):
-        return (self.loc + 0.5 * self.scale * self.scale).exp().broadcast_to(self.batch_shape)
+        return (self.loc + _EULER * self.scale).broadcast_to(self.batch_shape)
 
     @property
     def variance(self):
-        square = self.scale * self.scale
-        return (square.expm1() * (2.0 * self.loc + square).exp()).broadcast_to(self.batch_shape)
+        return (math.pi**2 / 6.0 * self.scale * self.scale).broadcast_to(self.batch_shape)
 
-    def rsample(self, sample_shape=()):
-        return self.base_dist.rsample(sample_shape).exp()
+    @property
+    def stddev(self):
+        return (math.pi / math.sqrt(6.0) * self.scale).broadcast_to(self.batch_shape)
 
     def log_prob(self, value):
-        log_value = _positive("LogNormal.log_prob", "values", _tensor(value)).log()
-        return self.base_dist.log_prob(log_value) - log_value
+        z = self._standardized(value)
+        return -z - (-z).exp() - self.scale.log()
+
+    def cdf(self, value):
+        return (-(-self._standardized(value)).exp()).exp()
+
+    def icdf(self, value):
+        return self.loc - self.scale * (-_probabilities("Gumbel.icdf", value).log()).log()
 
     def entropy(self):
-        return self.base_dist.entropy() + self.loc
+        return (self.scale.log() + (1.0 + _EULER)).broadcast_to(self.batch_shape)
 
 
 class Exponential(Distribution):
@@ -820,6 +839,136 @@ class Poisson(Distribution):
         return _times_log(value, self.rate) - self.rate - lgamma(value + 1.0)
 
 
+def _counts(name, value, dtype, most=None):
+    """A count family's values: whole numbers ≥ 0 (and ≤ `most`, a Binomial's total_count)."""
+    value = _tensor(value, dtype)
+    ok = (value.data >= 0) & (value.data == np.round(value.data))
+    if most is not None:
+        ok = ok & (value.data <= most.data)
+    _check(name, "values must be counts (whole numbers ≥ 0" + (", at most total_count)" if most is not None else ")"), ok, value.data)
+    return value
+
+
+class Binomial(Distribution):
+    """The number of successes in `total_count` independent trials that each succeed with
+    probability `probs` (or sigmoid(`logits`)), elementwise: P(k) = C(n, k) pᵏ (1 − p)ⁿ⁻ᵏ. Draws
+    are float counts, as PyTorch's; `sample` only."""
+
+    def __init__(self, total_count=1, probs=None, logits=None):
+        coin = Bernoulli(probs=probs, logits=logits)
+        self.probs, self.logits = coin.probs, coin.logits
+        self.total_count = _tensor(total_count, self.probs.dtype)
+        n = self.total_count.data
+        _check("Binomial", "total_count must be a whole number ≥ 0", (n >= 0) & (n == np.round(n)), n)
+        self.batch_shape = np.broadcast_shapes(self.total_count.shape, self.probs.shape)
+
+    def _parameters(self):
+        return {"total_count": self.total_count, "probs": self.probs}
+
+    @property
+    def mean(self):
+        return (self.total_count * self.probs).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return (self.total_count * self.probs * (1.0 - self.probs)).broadcast_to(self.batch_shape)
+
+    def sample(self, sample_shape=()):
+        shape = self._draw_shape(sample_shape)
+        n, p = np.broadcast_to(self.total_count.data, shape).astype(np.int64), np.broadcast_to(self.probs.data, shape)
+        return Tensor(np.asarray(generator_for("Binomial.sample").binomial(n, p), dtype=self.probs.dtype))
+
+    def _log_pmf(self, k):
+        """log C(n, k) + k logit − n softplus(logit): k log p + (n − k) log(1 − p) without log 0."""
+        n = self.total_count
+        return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) + k * self.logits - n * softplus(self.logits)
+
+    def log_prob(self, value):
+        return self._log_pmf(_counts("Binomial.log_prob", value, self.probs.dtype, most=self.total_count))
+
+    def entropy(self):
+        """−Σₖ P(k) log P(k) over k = 0 … n (each entry its own n, where PyTorch needs one n for all)."""
+        most = int(self.total_count.data.max(initial=0))
+        k = Tensor(np.arange(most + 1, dtype=self.probs.dtype).reshape((-1,) + (1,) * len(self.batch_shape)))
+        inside = k.data <= self.total_count.data
+        log_pmf = self._log_pmf(where(inside, k, self.total_count + 0.0 * k))
+        return -where(inside, log_pmf.exp() * log_pmf, 0.0).sum(axis=0)
+
+
+class Geometric(Distribution):
+    """The number of failures before the first success of trials that succeed with probability
+    `probs` (or sigmoid(`logits`)), elementwise: P(k) = (1 − p)ᵏ p for k = 0, 1, 2, ...; `sample` only."""
+
+    def __init__(self, probs=None, logits=None):
+        coin = Bernoulli(probs=probs, logits=logits)
+        _check("Geometric", "probs must lie in (0, 1]", coin.probs.data > 0, coin.probs.data)
+        self._coin, self.probs, self.logits, self.batch_shape = coin, coin.probs, coin.logits, coin.batch_shape
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape=()):
+        trials = generator_for("Geometric.sample").geometric(np.broadcast_to(self.probs.data, self._draw_shape(sample_shape)))
+        return Tensor(np.asarray(trials - 1, dtype=self.probs.dtype))  # numpy counts the success too
+
+    def log_prob(self, value):
+        """k log(1 − p) + log p (0 · log 0 is 0: a success probability of 1 makes k = 0 certain)."""
+        value = _counts("Geometric.log_prob", value, self.probs.dtype)
+        return _times_log(value, -self.probs, log1p=True) + self.probs.log()
+
+    def entropy(self):
+        """A coin's entropy per success, H(Bernoulli(p)) / p."""
+        return self._coin.entropy() / self.probs
+
+
+class NegativeBinomial(Distribution):
+    """The number of successes before `total_count` failures of trials that succeed with probability
+    `probs` (or sigmoid(`logits`)), elementwise (total_count may be any real ≥ 0: a Gamma-Poisson
+    mixture, over-dispersed counts): P(k) = Γ(r + k) / (Γ(r) k!) pᵏ (1 − p)ʳ; `sample` only."""
+
+    def __init__(self, total_count, probs=None, logits=None):
+        coin = Bernoulli(probs=probs, logits=logits)
+        _check("NegativeBinomial", "probs must lie in [0, 1)", coin.probs.data < 1, coin.probs.data)
+        self.probs, self.logits = coin.probs, coin.logits
+        self.total_count = _tensor(total_count, self.probs.dtype)
+        _check("NegativeBinomial", "total_count must be ≥ 0", self.total_count.data >= 0, self.total_count.data)
+        self.batch_shape = np.broadcast_shapes(self.total_count.shape, self.probs.shape)
+
+    def _parameters(self):
+        return {"total_count": self.total_count, "probs": self.probs}
+
+    @property
+    def mean(self):
+        return (self.total_count * self.logits.exp()).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    def sample(self, sample_shape=()):
+        """A Poisson count of a Gamma(r, p / (1 − p)) rate, as PyTorch draws it (numpy's own needs r > 0)."""
+        shape, generator = self._draw_shape(sample_shape), generator_for("NegativeBinomial.sample")
+        rates = generator.gamma(np.broadcast_to(self.total_count.data, shape), np.broadcast_to(np.exp(self.logits.data), shape))
+        return Tensor(np.asarray(generator.poisson(rates), dtype=self.probs.dtype))
+
+    def log_prob(self, value):
+        """r log(1 − p) + k log p − log Γ(r + k) / (Γ(r) k!), written with logsigmoid; 0 where r + k = 0
+        (no trials and no successes: certain), where the Γ terms are infinite."""
+        value, r = _counts("NegativeBinomial.log_prob", value, self.probs.dtype), self.total_count
+        certain = (r.data + value.data) == 0
+        safe_r = where(certain, 1.0 + 0.0 * r, r) if certain.any() else r
+        log_normalization = lgamma(value + 1.0) + lgamma(safe_r) - lgamma(safe_r + value)
+        return -r * softplus(self.logits) - value * softplus(-self.logits) - where(certain, 0.0, log_normalization)
+
+
 class Independent(Distribution):
     """`base_distribution` with its last `reinterpreted_batch_ndims` batch dimensions read as the
     event's: `log_prob` and `entropy` sum over them. A VAE's diagonal Gaussian over vectors is
@@ -853,10 +1002,194 @@ class Independent(Distribution):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
-        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+        return sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
 
     def entropy(self):
-        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+        return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+
+class TransformedDistribution(Distribution):
+    """Y = f(X) for X ~ `base_distribution` and f the composition of `transforms` (applied in
+    order; `minigrad.distributions.transforms`): `rsample` maps the base's draws, `log_prob` is the
+    change of variables log p_X(f⁻¹(y)) − log |det J_f|, and `cdf`/`icdf` go through the base's
+    for monotone transforms. A transform acting on events of more dimensions than the base's reads
+    the base's last batch dimensions as its event's (as `Independent`)."""
+
+    def __init__(self, base_distribution, transforms):
+        self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
+        for transform in self.transforms:
+            if not isinstance(transform, Transform):
+                raise TypeError(f"{type(self).__name__}: transforms must be Transforms, got {type(transform).__name__}")
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        moved = ComposeTransform(self.transforms).forward_shape(shape)
+        if moved != shape:
+            raise ShapeError(f"{type(self).__name__}: the transforms' parameters broadcast the base distribution's shape {shape} "
+                             f"to {moved}; give the base distribution that shape (its parameters broadcast to it), so that "
+                             "each entry gets its own draw")
+        event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
+        if event_dim > len(shape):
+            raise ShapeError(f"{type(self).__name__}: a transform acts on events of {event_dim} dimensions, more than the "
+                             f"base distribution's shape {shape} has")
+        extra = event_dim - len(base_distribution.event_shape)
+        self.base_dist = Independent(base_distribution, extra) if extra else base_distribution
+        self.batch_shape, self.event_shape = shape[: len(shape) - event_dim], shape[len(shape) - event_dim:]
+        self.has_rsample = base_distribution.has_rsample
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_dist!r}, {self.transforms!r})"
+
+    def rsample(self, sample_shape=()):
+        x = self.base_dist.rsample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def sample(self, sample_shape=()):
+        x = self.base_dist.sample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x.detach()
+
+    def log_prob(self, value):
+        value, event_dim = _tensor(value), len(self.event_shape)
+        space = self.transforms[-1].codomain if self.transforms else None
+        if space is not None and not self.transforms[-1].knows(value):  # a cached draw inverts exactly
+            _check(f"{type(self).__name__}.log_prob", f"values must be {space[0]}", space[1](value.data), value.data)
+        log_prob, y = 0.0, value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim - transform.event_dim)
+            y = x
+        return log_prob + sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+
+    def _monotonized(self, probability):
+        """p, or 1 − p where the transforms decrease (their signs' product is −1)."""
+        sign = math.prod(transform.sign for transform in self.transforms)
+        return probability if isinstance(sign, int) and sign == 1 else sign * (probability - 0.5) + 0.5
+
+    def cdf(self, value):
+        value = _tensor(value)
+        for transform in reversed(self.transforms):
+            value = transform.inv(value)
+        return self._monotonized(self.base_dist.cdf(value))
+
+    def icdf(self, value):
+        value = self.base_dist.icdf(self._monotonized(_probabilities(f"{type(self).__name__}.icdf", value)))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+
+class LogNormal(TransformedDistribution):
+    """exp(X) for X ~ N(loc, scale²), elementwise (PyTorch's `LogNormal(loc, scale)`: the parameters
+    are the normal's): a normal under `ExpTransform`, density N(log x; loc, scale²) / x for x > 0."""
+
+    def __init__(self, loc, scale):
+        super().__init__(Normal(loc, scale), ExpTransform())
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale}
+
+    @property
+    def mean(self):
+        return (self.loc + 0.5 * self.scale * self.scale).exp().broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        square = self.scale * self.scale
+        return (square.expm1() * (2.0 * self.loc + square).exp()).broadcast_to(self.batch_shape)
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+def _clamped_uniforms(name, shape, dtype):
+    """Uniform draws in [ε, 1 − ε], as PyTorch's clamp_probs: their logs and logits are finite."""
+    eps = float(np.finfo(dtype).eps)
+    return Tensor(np.clip(generator_for(name).random(shape), eps, 1.0 - eps).astype(dtype))
+
+
+def _temperature(name, temperature):
+    return _positive(name, "temperature", _tensor(temperature))
+
+
+class LogitRelaxedBernoulli(Distribution):
+    """The logit of a relaxed Bernoulli draw (Maddison, Mnih and Teh's binary Concrete; Jang, Gu and
+    Poole's Gumbel-softmax): (logit u + logits) / temperature for a uniform u, a differentiable
+    stand-in for a coin flip that tends to one as the temperature tends to 0."""
+
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None):
+        self.temperature = _temperature(type(self).__name__, temperature)
+        coin = Bernoulli(probs=probs, logits=logits)
+        self.probs, self.logits, self.batch_shape = coin.probs, coin.logits, coin.batch_shape
+
+    def _parameters(self):
+        return {"temperature": self.temperature, "probs": self.probs}
+
+    def rsample(self, sample_shape=()):
+        u = _clamped_uniforms(f"{type(self).__name__}.rsample", self._draw_shape(sample_shape), self.logits.dtype)
+        return (u.log() - (-u).log1p() + self.logits) / self.temperature
+
+    def log_prob(self, value):
+        """log τ + d − 2 log(1 + eᵈ), d = logits − τ · value (softplus: no overflow for a large d)."""
+        diff = self.logits - _tensor(value) * self.temperature
+        return self.temperature.log() + diff - 2.0 * softplus(diff)
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """A relaxed coin flip in (0, 1): sigmoid of a `LogitRelaxedBernoulli` draw. `rsample` is
+    differentiable in the probabilities (Gumbel-softmax training of discrete latent variables)."""
+
+    def __init__(self, temperature, probs=None, logits=None):
+        super().__init__(LogitRelaxedBernoulli(temperature, probs=probs, logits=logits), SigmoidTransform())
+        self.temperature, self.probs, self.logits = self.base_dist.temperature, self.base_dist.probs, self.base_dist.logits
+
+    def _parameters(self):
+        return self.base_dist._parameters()
+
+
+class ExpRelaxedCategorical(Distribution):
+    """The log of a relaxed one-hot draw (the Concrete distribution of Maddison, Mnih and Teh): the
+    log-softmax of (logits + Gumbel noise) / temperature over the last dimension's classes."""
+
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None):
+        self.temperature = _temperature(type(self).__name__, temperature)
+        classes = Categorical(probs=probs, logits=logits)
+        self.probs, self.logits = classes.probs, classes.logits
+        self.batch_shape, self.event_shape = classes.batch_shape, self.probs.shape[-1:]
+
+    def _parameters(self):
+        return {"temperature": self.temperature, "probs": self.probs}
+
+    def rsample(self, sample_shape=()):
+        u = _clamped_uniforms(f"{type(self).__name__}.rsample", self._draw_shape(sample_shape), self.logits.dtype)
+        scores = (self.logits - (-u.log()).log()) / self.temperature
+        return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+    def log_prob(self, value):
+        """The Concrete density of log-probabilities: log Γ(K) + (K − 1) log τ + Σ (s − logsumexp s), s = logits − τ · value."""
+        k = self.event_shape[0]
+        score = self.logits - _tensor(value) * self.temperature
+        score = (score - logsumexp(score, axis=-1, keepdims=True)).sum(axis=-1)
+        return score + (math.lgamma(k) + (k - 1) * self.temperature.log())
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    """A relaxed one-hot vector on the simplex: softmax((logits + Gumbel noise) / temperature), the
+    Gumbel-softmax (exp of an `ExpRelaxedCategorical` draw). `rsample` is differentiable in the
+    class probabilities; as the temperature tends to 0 the draws tend to one-hot vectors."""
+
+    def __init__(self, temperature, probs=None, logits=None):
+        super().__init__(ExpRelaxedCategorical(temperature, probs=probs, logits=logits), ExpTransform())
+        self.temperature, self.probs, self.logits = self.base_dist.temperature, self.base_dist.probs, self.base_dist.logits
+
+    def _parameters(self):
+        return self.base_dist._parameters()
 
 
 class MixtureSameFamily(Distribution):
@@ -928,10 +1261,6 @@ def _broadcasts_to(shape, target):
         return False
 
 
-def _sum_rightmost(x, n):
-    return x.sum(axis=tuple(range(-n, 0))) if n else x
-
-
 # --------------------------------------------------------------------------- KL divergences
 def _kl_normal_normal(p, q):
     ratio = p.scale / q.scale
@@ -982,6 +1311,26 @@ def _kl_laplace_laplace(p, q):
     return distance / q.scale + ratio * (-distance / p.scale).exp() - ratio.log() - 1.0
 
 
+def _kl_gumbel_gumbel(p, q):
+    """log(β_q/β_p) + (μ_p − μ_q)/β_q + γ(β_p/β_q − 1) + e^((μ_q − μ_p)/β_q) Γ(1 + β_p/β_q) − 1 (PyTorch's)."""
+    ratio = p.scale / q.scale
+    return (-ratio.log() + (p.loc - q.loc) / q.scale + _EULER * ratio + ((q.loc - p.loc) / q.scale + lgamma(1.0 + ratio)).exp()
+            - (1.0 + _EULER))
+
+
+def _kl_binomial_binomial(p, q):
+    """n (p log(p/q) + (1 − p) log((1 − p)/(1 − q))) for equal total counts; ∞ where p's exceeds q's
+    (p puts mass where q has none). PyTorch's has no closed form for a smaller one, nor has minigrad."""
+    if (p.total_count.data < q.total_count.data).any():
+        raise NotImplementedError("kl_divergence: no closed form for (Binomial, Binomial) where q's total_count exceeds p's")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return where(p.total_count.data > q.total_count.data, np.inf, kl)
+
+
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
 def _kl_poisson_poisson(p, q):
     return _times_log(p.rate, p.rate) - _times_log(p.rate, q.rate) - (p.rate - q.rate)
 
@@ -996,7 +1345,7 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError(
             f"kl_divergence: Independent distributions of {p.reinterpreted_batch_ndims} and "
             f"{q.reinterpreted_batch_ndims} reinterpreted dimensions (PyTorch refuses them too)")
-    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
 def _kl_gamma_gamma(p, q):
@@ -1024,7 +1373,10 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (Uniform, Uniform): _kl_uniform_uniform,
     (Exponential, Exponential): _kl_exponential_exponential,
     (Laplace, Laplace): _kl_laplace_laplace,
+    (Gumbel, Gumbel): _kl_gumbel_gumbel,
     (Poisson, Poisson): _kl_poisson_poisson,
+    (Binomial, Binomial): _kl_binomial_binomial,
+    (Geometric, Geometric): _kl_geometric_geometric,
     (Independent, Independent): _kl_independent_independent,
     (Gamma, Gamma): _kl_gamma_gamma,
     (Beta, Beta): _kl_beta_beta,

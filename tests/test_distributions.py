@@ -112,14 +112,19 @@ def test_kl_divergence(pair):
 # --------------------------------------------------------------------------- more families
 DF = np.array([0.7, 1.5, 2.0, 4.0])  # StudentT: no mean, infinite variance, the border, finite
 COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
+PROBS = RNG.uniform(0.1, 0.6, 3)  # success probabilities, below 1 also after the KL test's + 0.25
 MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in its support, has a cdf)
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], X, True),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], X, True),
-    "lognormal": (D.LogNormal, TD.LogNormal, [LOC, SCALE], np.exp(X), False),
+    "gumbel": (D.Gumbel, TD.Gumbel, [LOC, SCALE], X, True),
+    "lognormal": (D.LogNormal, TD.LogNormal, [LOC, SCALE], np.exp(X), True),
     "exponential": (D.Exponential, TD.Exponential, [SCALE], np.exp(X), True),
     "chi2": (D.Chi2, TD.Chi2, [2 * SCALE], np.exp(X), False),
     "studentt": (D.StudentT, TD.StudentT, [DF, RNG.standard_normal(4), RNG.uniform(0.5, 2.0, 4)], RNG.standard_normal((2, 4)), False),
     "poisson": (D.Poisson, TD.Poisson, [SCALE], COUNTS, False),
+    "binomial": (D.Binomial, TD.Binomial, [np.full(3, 5.0), PROBS], COUNTS, False),
+    "geometric": (D.Geometric, TD.Geometric, [PROBS], COUNTS, False),
+    "negative_binomial": (D.NegativeBinomial, TD.NegativeBinomial, [np.array([0.5, 2.0, 3.5]), PROBS], COUNTS, False),
 }
 
 
@@ -144,8 +149,8 @@ def test_more_families_as_torch(name):
     _compare(lambda *t: ours(*t[:n]).log_prob(t[n]), lambda *t: theirs(*t[:n]).log_prob(t[n]), params + [values], second=True, rtol=rtol)
     if has_cdf:
         _compare(lambda *t: ours(*t[:n]).cdf(t[n]), lambda *t: theirs(*t[:n]).cdf(t[n]), params + [values], second=True)
-    if name == "poisson":  # no closed form, in PyTorch either
-        with pytest.raises(NotImplementedError, match="Poisson has no entropy"):
+    if name in ("poisson", "negative_binomial"):  # no closed form, in PyTorch either
+        with pytest.raises(NotImplementedError, match=f"{ours.__name__} has no entropy"):
             ours(*params).entropy()
     else:
         _compare(*(_of_all(family, "entropy") for family in (ours, theirs)), params, second=True, rtol=rtol)
@@ -166,6 +171,7 @@ QUANTILES = {  # name: (minigrad's distribution, torch's, its parameters, ones a
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], [0.0 * LOC, SCALE]),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], [0.0 * LOC, SCALE]),
     "exponential": (D.Exponential, TD.Exponential, [SCALE], [SCALE]),
+    "lognormal": (D.LogNormal, TD.LogNormal, [LOC, SCALE], [0.0 * LOC, SCALE]),
 }
 
 
@@ -202,10 +208,19 @@ def test_normal_tails_keep_their_digits():
     np.testing.assert_allclose(cdf, [float(mpmath.ncdf(v)) for v in z], rtol=1e-13)
 
 
-@pytest.mark.parametrize("name", MORE)
+def test_gumbel_quantiles():
+    """The Gumbel quantile μ − β log(−log p), inverse to the CDF from 1e-12 to 1 − 1e-9 (torch's,
+    through a Uniform(tiny, 1 − ε), is off by ~1e-7 relative)."""
+    d = D.Gumbel(mg.tensor(LOC), mg.tensor(SCALE))
+    p = np.array([[1e-12, 0.01, 0.3], [0.5, 0.97, 1 - 1e-9]])
+    np.testing.assert_allclose(d.cdf(d.icdf(p)).data, p, rtol=1e-12)
+    _compare(lambda m, s, v: D.Gumbel(m, s).icdf(v), lambda m, s, v: m - s * torch.log(-torch.log(v)), [LOC, SCALE, MIDDLE], second=True)
+
+
+@pytest.mark.parametrize("name", [name for name in MORE if name != "binomial"])  # test_kl_divergence_of_binomials
 def test_kl_divergence_of_more_families(name):
     ours, theirs, params, _, _ = MORE[name]
-    if name in ("cauchy", "studentt"):  # no closed form in PyTorch either
+    if name in ("cauchy", "studentt", "negative_binomial"):  # no closed form in PyTorch either
         with pytest.raises(NotImplementedError, match=f"no closed form for \\({ours.__name__}, {ours.__name__}\\)"):
             D.kl_divergence(ours(*params), ours(*params))
         return
@@ -324,7 +339,7 @@ def test_seeded_draws_of_more_families_follow_their_distributions():
     """40,000 seeded draws of each: a Kolmogorov–Smirnov distance below 0.01 from its CDF (the 1 %
     critical value is 0.008), torch's where it has one; Poisson counts by their moments."""
     mg.manual_seed(6)
-    for ours, theirs, params in [(D.Laplace, TD.Laplace, (0.5, 2.0)), (D.Cauchy, TD.Cauchy, (-1.0, 0.5)), (D.Exponential, TD.Exponential, (1.5,)),
+    for ours, theirs, params in [(D.Laplace, TD.Laplace, (0.5, 2.0)), (D.Cauchy, TD.Cauchy, (-1.0, 0.5)), (D.Exponential, TD.Exponential, (1.5,)), (D.Gumbel, TD.Gumbel, (0.5, 2.0)),
                                  (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)), (D.StudentT, None, (3.0, 1.0, 2.0))]:
         draws = ours(*params).sample((40_000,)).data
         if theirs is None:
@@ -333,10 +348,42 @@ def test_seeded_draws_of_more_families_follow_their_distributions():
             cdf = lambda x: theirs(*map(torch.tensor, params)).cdf(torch.from_numpy(x)).numpy()  # noqa: E731
         distance = _ks_distance(draws, cdf)
         assert distance < 0.01, f"{ours.__name__}{params}: Kolmogorov–Smirnov distance {distance:.4f}"
-    counts = D.Poisson(mg.tensor([0.5, 4.0])).sample((40_000,))
-    assert counts.dtype == np.float64 and (counts.data == np.round(counts.data)).all()
-    np.testing.assert_allclose(counts.data.mean(0), [0.5, 4.0], rtol=0.02)
-    np.testing.assert_allclose(counts.data.var(0), [0.5, 4.0], rtol=0.04)
+    for family in (D.Poisson(mg.tensor([0.5, 4.0])), D.Binomial(mg.tensor([3.0, 20.0]), probs=mg.tensor([0.5, 0.1])),
+                   D.Geometric(probs=mg.tensor([0.3, 0.8])), D.NegativeBinomial(mg.tensor([0.5, 4.0]), probs=mg.tensor([0.6, 0.3]))):
+        counts = family.sample((40_000,))
+        assert counts.dtype == np.float64 and (counts.data == np.round(counts.data)).all() and (counts.data >= 0).all()
+        np.testing.assert_allclose(counts.data.mean(0), family.mean.data, rtol=0.03, err_msg=repr(family))
+        np.testing.assert_allclose(counts.data.var(0), family.variance.data, rtol=0.06, err_msg=repr(family))
+
+
+def test_kl_divergence_of_binomials():
+    """Equal total counts: torch's closed form, to second order; p's total count above q's: ∞ (p
+    puts mass on counts q cannot reach); below: refused by name, as in PyTorch."""
+    n, p, q = np.full(3, 6.0), PROBS, PROBS[::-1].copy()
+    _compare(lambda a, b: D.kl_divergence(D.Binomial(n, a), D.Binomial(n, b)),
+             lambda a, b: TD.kl_divergence(TD.Binomial(torch.tensor(n), a), TD.Binomial(torch.tensor(n), b)), [p, q], second=True)
+    kl = D.kl_divergence(D.Binomial(np.array([6.0, 7.0, 6.0]), p), D.Binomial(n, q)).data
+    assert np.isinf(kl[1]) and np.isfinite(kl[[0, 2]]).all()
+    with pytest.raises(NotImplementedError, match="q's total_count exceeds p's"):
+        D.kl_divergence(D.Binomial(n, p), D.Binomial(n + 1.0, q))
+
+
+def test_count_families_name_bad_parameters_and_values():
+    """Binomial's entropy sums over each entry's own total count, where PyTorch needs one for all."""
+    for call, message in [
+        (lambda: D.Binomial(2.5, probs=0.5), r"Binomial: total_count must be a whole number ≥ 0, got \[2.5\]"),
+        (lambda: D.Binomial(3, probs=0.5).log_prob(4.0), r"Binomial.log_prob: values must be counts \(whole numbers ≥ 0, at most total_count\), got \[4.0\]"),
+        (lambda: D.Geometric(probs=0.0), r"Geometric: probs must lie in \(0, 1\], got \[0.0\]"),
+        (lambda: D.Geometric(probs=0.5).log_prob(1.5), r"Geometric.log_prob: values must be counts \(whole numbers ≥ 0\), got \[1.5\]"),
+        (lambda: D.NegativeBinomial(2.0, probs=1.0), r"NegativeBinomial: probs must lie in \[0, 1\), got \[1.0\]"),
+        (lambda: D.NegativeBinomial(-1.0, probs=0.5), r"NegativeBinomial: total_count must be ≥ 0, got \[-1.0\]"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    entropy = D.Binomial(mg.tensor([3.0, 7.0]), probs=mg.tensor([0.3, 0.6])).entropy().data
+    want = [TD.Binomial(n, torch.tensor(p, dtype=torch.float64)).entropy().item() for n, p in [(3, 0.3), (7, 0.6)]]
+    np.testing.assert_allclose(entropy, want, rtol=1e-13)
+    assert D.Geometric(probs=1.0).log_prob(0.0).item() == 0.0 and D.NegativeBinomial(0.0, probs=0.3).log_prob(0.0).item() == 0.0
 
 
 # --------------------------------------------------------------------------- the Gamma family

@@ -1,0 +1,290 @@
+"""`torch.distributions.transforms` for minigrad (`minigrad.distributions.transforms`): invertible
+maps y = f(x) that know log |det ∂y/∂x|, from which `TransformedDistribution` makes a new density
+out of a base distribution's by the change of variables
+
+    log p_Y(y) = log p_X(f⁻¹(y)) − log |det J_f(f⁻¹(y))|.
+
+A squashed Gaussian policy (soft actor-critic) is `TransformedDistribution(Normal(mu, sigma),
+TanhTransform(cache_size=1))`; a log-normal is a normal under `ExpTransform()`. Each transform
+here is elementwise (or, for `AffineTransform(event_dim=k)`, acts on events of k dimensions) and
+keeps shapes; every map is a composition of minigrad operations, so densities differentiate to
+every order. `cache_size=1` remembers the last (x, y): the inverse of a value the transform just
+produced is that x exactly, where tanh⁻¹ of a rounded 1 − ε would be far off (or infinite).
+"""
+
+import math
+
+import numpy as np
+
+from .functional import softplus
+from .tensor import Tensor
+
+__all__ = [
+    "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
+    "TanhTransform", "Transform",
+]
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def sum_rightmost(x, n):
+    """x summed over its last n dimensions (none for n = 0)."""
+    return x.sum(axis=tuple(range(-n, 0))) if n > 0 else x
+
+
+class Transform:
+    """y = f(x), its inverse (`inv`, itself a Transform) and log |det ∂y/∂x| (`log_abs_det_jacobian`).
+
+    `event_dim` is how many trailing dimensions one application of f mixes (0: elementwise);
+    `sign` is +1 or −1 for a monotone elementwise map, which the CDF of a transformed distribution
+    needs; `codomain` names the values the inverse accepts, checked with a message that names them."""
+
+    event_dim = 0
+    sign = 1
+    codomain = None  # (description, predicate on numpy data); None: every real number
+    domain = None
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError(f"{type(self).__name__}: cache_size must be 0 or 1, got {cache_size!r}")
+        self._cache_size, self._cached = cache_size, None
+
+    def __call__(self, x):
+        x = _tensor(x)
+        y = self._call(x)
+        if self._cache_size:
+            self._cached = (x, y)
+        return y
+
+    def knows(self, y):
+        """Whether y is the output the cache holds (its inverse is then exact, even where y rounded)."""
+        return self._cached is not None and self._cached[1] is y
+
+    def _inv_call(self, y):
+        if self.knows(y):
+            return self._cached[0]
+        y = _tensor(y)
+        _check_in(self, "inverse", self.codomain, y)
+        x = self._inverse(y)
+        if self._cache_size:
+            self._cached = (x, y)
+        return x
+
+    @property
+    def inv(self):
+        """f⁻¹ as a Transform (its own `inv` is this one)."""
+        return _InverseTransform(self)
+
+    def log_abs_det_jacobian(self, x, y):
+        """log |det ∂y/∂x| at x (y = f(x), given too: some formulas are shorter in y), per event."""
+        raise NotImplementedError(f"{type(self).__name__}.log_abs_det_jacobian")
+
+    def forward_shape(self, shape):
+        """The shape of f(x) for x of `shape`: the same, or broadcast against the parameters'."""
+        return tuple(shape)
+
+    def _broadcast(self, shape, *parameters):
+        return tuple(np.broadcast_shapes(tuple(shape), *(p.shape for p in parameters)))
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+def _check_in(transform, what, space, values):
+    if space is not None and not np.all(space[1](values.data)):
+        raise ValueError(f"{transform!r} {what}: values must be {space[0]}, got {np.asarray(values.data).ravel()[:8].tolist()}")
+
+
+_POSITIVE = ("positive", lambda d: d > 0)
+
+
+class _InverseTransform(Transform):
+    """f⁻¹ of a transform f: its forward is f's inverse and its log-determinant the negative of f's."""
+
+    def __init__(self, transform):
+        super().__init__()
+        self._transform = transform
+        self.event_dim, self.sign = transform.event_dim, transform.sign
+        self.domain, self.codomain = transform.codomain, transform.domain
+
+    def __call__(self, x):
+        return self._transform._inv_call(x)
+
+    def knows(self, y):
+        return False
+
+    def _inv_call(self, y):
+        return self._transform(y)
+
+    @property
+    def inv(self):
+        return self._transform
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._transform.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._transform.forward_shape(shape)
+
+    def __repr__(self):
+        return f"{self._transform!r}.inv"
+
+
+class ComposeTransform(Transform):
+    """parts[-1] ∘ ⋯ ∘ parts[0]: applied in the order given; log-determinants add (the chain rule),
+    each summed over the event dimensions the composition has beyond its own."""
+
+    def __init__(self, parts, cache_size=0):
+        super().__init__(cache_size)
+        self.parts = list(parts)
+        self.event_dim = max((part.event_dim for part in self.parts), default=0)
+        self.sign = math.prod(part.sign for part in self.parts)
+        self.domain = self.parts[0].domain if self.parts else None
+        self.codomain = self.parts[-1].codomain if self.parts else None
+
+    def _call(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def _inverse(self, y):
+        for part in reversed(self.parts):
+            y = part.inv(y)
+        return y
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return tuple(shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        total = 0.0
+        for part in self.parts:
+            x_next = part(x)
+            total = total + sum_rightmost(part.log_abs_det_jacobian(x, x_next), self.event_dim - part.event_dim)
+            x = x_next
+        return total
+
+    def __repr__(self):
+        return f"ComposeTransform([{', '.join(map(repr, self.parts))}])"
+
+
+class ExpTransform(Transform):
+    """y = eˣ: log |dy/dx| = x."""
+
+    codomain = _POSITIVE
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class AffineTransform(Transform):
+    """y = loc + scale · x, on events of `event_dim` dimensions: log |det| = Σ log |scale| over them."""
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        super().__init__(cache_size)
+        self.loc, self.scale, self.event_dim = _tensor(loc), _tensor(scale), int(event_dim)
+        signs = np.unique(np.sign(self.scale.data))
+        self.sign = int(signs[0]) if len(signs) == 1 else Tensor(np.sign(self.scale.data))
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def forward_shape(self, shape):
+        return self._broadcast(shape, self.loc, self.scale)
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = np.broadcast_shapes(x.shape, self.scale.shape)
+        return sum_rightmost(self.scale.abs().log().broadcast_to(shape), self.event_dim)
+
+    def __repr__(self):
+        return f"AffineTransform(loc: {self.loc.shape}, scale: {self.scale.shape}, event_dim={self.event_dim})"
+
+
+class SigmoidTransform(Transform):
+    """y = 1 / (1 + e⁻ˣ), kept in [tiny, 1 − ε] as PyTorch's (so that its inverse, the logit, stays
+    finite): log |dy/dx| = −softplus(−x) − softplus(x)."""
+
+    codomain = ("in (0, 1)", lambda d: (d > 0) & (d < 1))
+
+    def _call(self, x):
+        info = np.finfo(x.dtype)
+        return x.sigmoid().clamp(float(info.tiny), 1.0 - float(info.eps))
+
+    def _inverse(self, y):
+        info = np.finfo(y.dtype)
+        y = y.clamp(float(info.tiny), 1.0 - float(info.eps))
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x) - softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh x: log |dy/dx| = log(1 − tanh² x) = 2 (log 2 − x − softplus(−2x)), which does not
+    round to log 0 for large |x| as 1 − y² does."""
+
+    codomain = ("in (−1, 1)", lambda d: (d > -1) & (d < 1))
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return y.atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + eˣ), a smooth map onto the positive numbers: x = y + log(1 − e⁻ʸ), and
+    log |dy/dx| = log sigmoid(x) = −softplus(−x)."""
+
+    codomain = _POSITIVE
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class PowerTransform(Transform):
+    """y = xᵖ on the positive numbers: log |dy/dx| = log |p y / x|."""
+
+    domain = codomain = _POSITIVE
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size)
+        self.exponent = _tensor(exponent)
+        signs = np.unique(np.sign(self.exponent.data))
+        self.sign = int(signs[0]) if len(signs) == 1 else Tensor(np.sign(self.exponent.data))
+
+    def _call(self, x):
+        return x ** self.exponent
+
+    def _inverse(self, y):
+        return y ** (1.0 / self.exponent)
+
+    def forward_shape(self, shape):
+        return self._broadcast(shape, self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def __repr__(self):
+        return f"PowerTransform(exponent: {self.exponent.shape})"

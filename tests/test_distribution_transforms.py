@@ -1,0 +1,218 @@
+"""minigrad.distributions.transforms and TransformedDistribution against torch's in float64 (the
+change-of-variables densities, CDFs and quantiles to second order, log-determinants, event
+dimensions, the cache that makes a squashed Gaussian's log-density of its own draws finite), and
+the relaxed (Gumbel-softmax) distributions built on them: densities against torch's, seeded draws
+against their laws."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import minigrad as mg
+from minigrad import distributions as D
+from minigrad.errors import ShapeError
+from oracles import compare_with_torch as _compare
+
+TD = torch.distributions
+RNG = np.random.default_rng(20261208)
+LOC, SCALE = RNG.standard_normal(3), RNG.uniform(0.5, 1.5, 3)
+
+# name: (the transforms of minigrad's library `lib` (D or TD), values in their codomain)
+TRANSFORMS = {
+    "exp": (lambda lib: [lib.ExpTransform()], RNG.uniform(0.2, 3.0, (2, 3))),
+    "affine": (lambda lib: [lib.AffineTransform(1.5, -2.0)], RNG.standard_normal((2, 3))),
+    "sigmoid": (lambda lib: [lib.SigmoidTransform()], RNG.uniform(0.05, 0.95, (2, 3))),
+    "tanh": (lambda lib: [lib.TanhTransform()], RNG.uniform(-0.9, 0.9, (2, 3))),
+    "softplus": (lambda lib: [lib.SoftplusTransform()], RNG.uniform(0.2, 3.0, (2, 3))),
+    "exp-power": (lambda lib: [lib.ExpTransform(), lib.PowerTransform(2.5 if lib is D else torch.tensor(2.5, dtype=torch.float64))], RNG.uniform(0.2, 3.0, (2, 3))),
+    "exp-inverse": (lambda lib: [lib.ExpTransform().inv], RNG.standard_normal((2, 3))),  # log, on a positive base below
+    "compose": (lambda lib: [lib.ComposeTransform([lib.AffineTransform(0.5, 3.0), lib.TanhTransform()])], RNG.uniform(-0.9, 0.9, (2, 3))),
+}
+
+
+def _base(lib, name, loc, scale):
+    return lib.LogNormal(loc, scale) if name == "exp-inverse" else lib.Normal(loc, scale)
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_transformed_densities_cdfs_and_quantiles_as_torch(name):
+    """log p, the CDF and the quantile of f(X), X normal, with their first and second derivatives
+    in the base's parameters and the value, against torch's; the draws are f of the base's."""
+    rng = np.random.default_rng(1)
+    transforms, values = TRANSFORMS[name]
+
+    def of(lib, statistic):
+        return lambda m, s, v: getattr(lib.TransformedDistribution(_base(lib, name, m, s), transforms(lib)), statistic)(v)
+
+    _compare(of(D, "log_prob"), of(TD, "log_prob"), [LOC, SCALE, values], second=True)
+    _compare(of(D, "cdf"), of(TD, "cdf"), [LOC, SCALE, values], second=True)
+    probabilities = rng.uniform(0.05, 0.95, (2, 3))
+    _compare(of(D, "icdf"), of(TD, "icdf"), [LOC, SCALE, probabilities], second=True)
+    d = D.TransformedDistribution(_base(D, name, mg.tensor(LOC), mg.tensor(SCALE)), transforms(D))
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == ((3,), (), True)
+    mg.manual_seed(3)
+    draws = d.rsample((4,))
+    mg.manual_seed(3)
+    x = _base(D, name, mg.tensor(LOC), mg.tensor(SCALE)).rsample((4,))
+    for transform in d.transforms:
+        x = transform(x)
+    np.testing.assert_allclose(draws.data, x.data, rtol=1e-15)
+    np.testing.assert_allclose(d.cdf(d.icdf(probabilities)).data, probabilities, rtol=1e-10)  # atanh's conditioning near ±1
+
+
+@pytest.mark.parametrize("name", ["exp", "affine", "sigmoid", "tanh", "softplus"])
+def test_each_transform_its_inverse_and_log_determinant_as_torch(name):
+    rng = np.random.default_rng(2)
+    (ours,), (theirs,) = TRANSFORMS[name][0](D), TRANSFORMS[name][0](TD)
+    x = rng.uniform(-2.0, 2.0, (2, 3))
+    y = ours(x)
+    np.testing.assert_allclose(y.data, theirs(torch.tensor(x)).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(ours.inv(y).data, x, rtol=1e-12)
+    assert ours.inv.inv is ours
+    if name == "affine":  # a constant: log |scale| for every x
+        np.testing.assert_allclose(ours.log_abs_det_jacobian(x, y).data, np.full(x.shape, math.log(2.0)), rtol=1e-15)
+        np.testing.assert_allclose(ours.inv.log_abs_det_jacobian(y, x).data, np.full(x.shape, -math.log(2.0)), rtol=1e-15)
+    else:
+        _compare(lambda t: ours.log_abs_det_jacobian(t, ours(t)), lambda t: theirs.log_abs_det_jacobian(t, theirs(t)), [x], second=True)
+        _compare(lambda t: ours.inv.log_abs_det_jacobian(ours(t), t), lambda t: theirs.inv.log_abs_det_jacobian(theirs(t), t), [x], second=True)
+    assert ours.sign == theirs.sign
+
+
+def test_an_affine_transform_on_events_reads_the_base_batch_as_an_event():
+    """AffineTransform(event_dim=1): one log-determinant per vector, the base's batch dimension
+    read as the event's (as torch does it, through Independent)."""
+    rng = np.random.default_rng(3)
+    loc, scale, values = rng.standard_normal(3), rng.uniform(0.5, 2.0, 3), rng.standard_normal((2, 3))
+
+    def of(lib):
+        return lambda m, s, v: lib.TransformedDistribution(lib.Normal(m, s), lib.AffineTransform(m * 0.5, s, event_dim=1)).log_prob(v)
+
+    _compare(of(D), of(TD), [loc, scale, values], second=True)
+    d = D.TransformedDistribution(D.Normal(mg.tensor(loc), mg.tensor(scale)), D.AffineTransform(0.0, mg.tensor(scale), event_dim=1))
+    assert (d.batch_shape, d.event_shape) == ((), (3,)) and d.log_prob(values).shape == (2,)
+
+
+def test_a_squashed_gaussian_policy_with_the_cache():
+    """Soft actor-critic's policy: tanh of a Gaussian. Without the cache a draw far in the tail
+    rounds to ±1, and its log-density is refused as outside (−1, 1); with cache_size=1 the inverse
+    of the transform's own output is the pre-image exactly, and the log-density is finite and
+    differentiable (the formula 2(log 2 − x − softplus(−2x)) never takes log 0)."""
+    mu = mg.tensor([0.0, 30.0], requires_grad=True)
+    mg.manual_seed(0)
+    plain = D.TransformedDistribution(D.Normal(mu, 1.0), D.TanhTransform())
+    action = plain.rsample()
+    assert action.data[1] == 1.0
+    with pytest.raises(ValueError, match=r"TransformedDistribution.log_prob: values must be in \(−1, 1\)"):
+        plain.log_prob(action)
+    mg.manual_seed(0)
+    cached = D.TransformedDistribution(D.Normal(mu, 1.0), D.TanhTransform(cache_size=1))
+    action = cached.rsample()
+    log_prob = cached.log_prob(action)
+    assert np.isfinite(log_prob.data).all()
+    (grad,) = mg.gradients(log_prob.sum(), [mu])
+    torch_mu = torch.tensor(mu.data, requires_grad=True)
+    eps = torch.tensor(cached.transforms[0]._cached[0].data) - torch_mu.detach()
+    policy = TD.TransformedDistribution(TD.Normal(torch_mu, 1.0), TD.TanhTransform(cache_size=1))
+    torch_action = policy.transforms[0](torch_mu + eps)
+    torch_log_prob = policy.log_prob(torch_action)
+    (torch_grad,) = torch.autograd.grad(torch_log_prob.sum(), [torch_mu])
+    np.testing.assert_allclose(log_prob.data, torch_log_prob.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grad.data, torch_grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_lognormal_is_a_transformed_normal():
+    rng = np.random.default_rng(4)
+    d = D.LogNormal(mg.tensor(LOC), mg.tensor(SCALE))
+    assert isinstance(d, D.TransformedDistribution) and isinstance(d.transforms[0], D.ExpTransform)
+    assert D.transforms.ExpTransform is D.ExpTransform
+    values = rng.uniform(0.2, 3.0, (2, 3))
+    np.testing.assert_allclose(d.log_prob(values).data, D.Normal(LOC, SCALE).log_prob(np.log(values)).data - np.log(values), rtol=1e-14)
+
+
+def test_transforms_name_what_does_not_fit():
+    with pytest.raises(ShapeError, match=r"broadcast the base distribution's shape \(\) to \(3,\)"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), D.AffineTransform(mg.zeros(3), 1.0))
+    with pytest.raises(ShapeError, match="acts on events of 2 dimensions, more than the base distribution's shape"):
+        D.TransformedDistribution(D.Normal(mg.zeros(3), 1.0), D.AffineTransform(0.0, 1.0, event_dim=2))
+    with pytest.raises(TypeError, match="transforms must be Transforms, got ufunc"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), [np.exp])
+    with pytest.raises(ValueError, match=r"ExpTransform\(\) inverse: values must be positive, got \[-1.0\]"):
+        D.ExpTransform().inv(mg.tensor([-1.0]))
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        D.TanhTransform(cache_size=2)
+    with pytest.raises(ValueError, match=r"LogNormal.log_prob: values must be positive, got \[0.0\]"):
+        D.LogNormal(0.0, 1.0).log_prob(0.0)
+    squashed = D.TransformedDistribution(D.Normal(0.0, 1.0), D.TanhTransform())
+    for statistic in ("mean", "variance", "stddev"):
+        with pytest.raises(NotImplementedError, match="TransformedDistribution has no (mean|variance) in closed form"):
+            getattr(squashed, statistic)
+    with pytest.raises(NotImplementedError, match="RelaxedBernoulli has no entropy"):
+        D.RelaxedBernoulli(0.5, probs=0.3).entropy()
+
+
+# --------------------------------------------------------------------------- relaxed distributions
+TEMPERATURES = np.array([0.3, 1.0, 2.5])
+
+
+@pytest.mark.parametrize("form", ["probs", "logits"])
+def test_relaxed_bernoulli_as_torch(form):
+    """log p of relaxed coin flips in (0, 1) and of their logits, to second order in the
+    temperature, the parameters and the value."""
+    rng = np.random.default_rng(5)
+    params = rng.uniform(0.1, 0.9, 3) if form == "probs" else rng.standard_normal(3)
+    unit, real = rng.uniform(0.05, 0.95, (2, 3)), rng.standard_normal((2, 3))
+    for ours, theirs, values in [(D.RelaxedBernoulli, TD.RelaxedBernoulli, unit), (D.LogitRelaxedBernoulli, TD.relaxed_bernoulli.LogitRelaxedBernoulli, real)]:
+        _compare(lambda t, p, v: ours(t, **{form: p}).log_prob(v), lambda t, p, v: theirs(t, **{form: p}).log_prob(v),
+                 [TEMPERATURES, params, values], second=True)
+    d = D.RelaxedBernoulli(mg.tensor(TEMPERATURES), **{form: mg.tensor(params)})
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == ((3,), (), True)
+
+
+def test_relaxed_one_hot_categorical_as_torch():
+    rng = np.random.default_rng(6)
+    logits, simplex = rng.standard_normal((2, 4)), rng.dirichlet(np.ones(4), size=2)
+    for temperature in (0.5, 2.0):
+        _compare(lambda t, p, v: D.RelaxedOneHotCategorical(t, logits=p).log_prob(v),
+                 lambda t, p, v: TD.RelaxedOneHotCategorical(t, logits=p).log_prob(v),
+                 [np.array(temperature), logits, simplex], second=True)
+    d = D.RelaxedOneHotCategorical(0.5, probs=mg.tensor(np.exp(logits)))
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == ((2,), (4,), True)
+
+
+def _ks_distance(draws, cdf):
+    x = np.sort(draws)
+    levels = np.arange(1, len(x) + 1) / len(x)
+    return np.max(np.maximum(levels - cdf(x), cdf(x) - (levels - 1 / len(x))))
+
+
+def test_seeded_relaxed_draws_follow_their_laws():
+    """40,000 seeded draws: a relaxed coin flip y has the CDF sigmoid(τ logit y − logits) (a
+    Kolmogorov–Smirnov distance below 0.01; the 1 % critical value is 0.008); the argmax of a
+    relaxed one-hot draw is the categorical draw at every temperature (the Gumbel-max trick), its
+    frequencies within 5 standard errors of the probabilities; draws lie inside their supports."""
+    mg.manual_seed(11)
+    tau, logit = 0.7, 0.4
+    flips = D.RelaxedBernoulli(tau, logits=logit).sample((40_000,)).data
+    assert ((flips > 0) & (flips < 1)).all()
+    distance = _ks_distance(flips, lambda y: 1.0 / (1.0 + np.exp(-(tau * (np.log(y) - np.log1p(-y)) - logit))))
+    assert distance < 0.01, distance
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    for temperature in (0.2, 3.0):
+        draws = D.RelaxedOneHotCategorical(temperature, probs=probs).sample((40_000,)).data
+        np.testing.assert_allclose(draws.sum(-1), 1.0, rtol=1e-12)
+        frequencies = np.bincount(draws.argmax(-1), minlength=4) / len(draws)
+        assert np.all(np.abs(frequencies - probs) < 5 * np.sqrt(probs * (1 - probs) / len(draws))), frequencies
+
+
+def test_relaxed_draws_are_differentiable_in_the_probabilities():
+    """d/dlogits of a relaxed draw: the draw's own formula, sigmoid((logit u + logits)/τ), differentiated."""
+    logits = mg.tensor([0.3, -1.2], requires_grad=True)
+    mg.manual_seed(5)
+    y = D.RelaxedBernoulli(0.5, logits=logits).rsample()
+    (grad,) = mg.gradients(y.sum(), [logits])
+    np.testing.assert_allclose(grad.data, y.data * (1 - y.data) / 0.5, rtol=1e-12)
+    with pytest.raises(ValueError, match="LogitRelaxedBernoulli: temperature must be positive"):
+        D.RelaxedBernoulli(0.0, logits=logits)
+    assert math.isclose(D.RelaxedBernoulli(0.5, probs=0.25).probs.item(), 0.25)
