@@ -97,6 +97,8 @@ from .functional import (
     expm1,
     flatten,
     flip,
+    gammainc,
+    gammaincc,
     gather,
     histogram,
     hstack,

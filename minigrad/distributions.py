@@ -474,7 +474,7 @@ def _standard_gamma(name, concentration, shape):
 class Gamma(Distribution):
     """The gamma distribution of concentration α and rate β, elementwise: density
     β^α x^(α−1) e^(−βx) / Γ(α) for x > 0, mean α/β. `rsample` is differentiable in both (in α by
-    implicit reparameterization, first order only)."""
+    implicit reparameterization, first order only), and so is its `cdf`."""
 
     has_rsample = True
 
@@ -501,6 +501,13 @@ class Gamma(Distribution):
         value = _positive("Gamma.log_prob", "values", _tensor(value))
         a, b = self.concentration, self.rate
         return a * b.log() + (a - 1.0) * value.log() - b * value - lgamma(a)
+
+    def cdf(self, value):
+        """P(α, βx), the regularized incomplete gamma function (`mg.gammainc`): differentiable in x
+        and β to every order, in α to first order (PyTorch's has no derivative in α)."""
+        value = _tensor(value)
+        _check(f"{type(self).__name__}.cdf", "values must be non-negative", value.data >= 0, value.data)
+        return ops.gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         a = self.concentration
@@ -1139,16 +1146,25 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2.0 * softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """A relaxed coin flip in (0, 1): sigmoid of a `LogitRelaxedBernoulli` draw. `rsample` is
-    differentiable in the probabilities (Gumbel-softmax training of discrete latent variables)."""
+class _Relaxed(TransformedDistribution):
+    """A relaxation: a base distribution of logits or log-probabilities (`_base`) under a squashing
+    map (`_transform`), its temperature and probabilities the base's."""
+
+    _base, _transform = None, None
 
     def __init__(self, temperature, probs=None, logits=None):
-        super().__init__(LogitRelaxedBernoulli(temperature, probs=probs, logits=logits), SigmoidTransform())
+        super().__init__(self._base(temperature, probs=probs, logits=logits), self._transform())
         self.temperature, self.probs, self.logits = self.base_dist.temperature, self.base_dist.probs, self.base_dist.logits
 
     def _parameters(self):
         return self.base_dist._parameters()
+
+
+class RelaxedBernoulli(_Relaxed):
+    """A relaxed coin flip in (0, 1): sigmoid of a `LogitRelaxedBernoulli` draw. `rsample` is
+    differentiable in the probabilities (Gumbel-softmax training of discrete latent variables)."""
+
+    _base, _transform = LogitRelaxedBernoulli, SigmoidTransform
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -1179,17 +1195,12 @@ class ExpRelaxedCategorical(Distribution):
         return score + (math.lgamma(k) + (k - 1) * self.temperature.log())
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A relaxed one-hot vector on the simplex: softmax((logits + Gumbel noise) / temperature), the
     Gumbel-softmax (exp of an `ExpRelaxedCategorical` draw). `rsample` is differentiable in the
     class probabilities; as the temperature tends to 0 the draws tend to one-hot vectors."""
 
-    def __init__(self, temperature, probs=None, logits=None):
-        super().__init__(ExpRelaxedCategorical(temperature, probs=probs, logits=logits), ExpTransform())
-        self.temperature, self.probs, self.logits = self.base_dist.temperature, self.base_dist.probs, self.base_dist.logits
-
-    def _parameters(self):
-        return self.base_dist._parameters()
+    _base, _transform = ExpRelaxedCategorical, ExpTransform
 
 
 class MixtureSameFamily(Distribution):

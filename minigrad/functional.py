@@ -506,6 +506,18 @@ def ndtri(p):
     return ops.ndtri(_tensor(p))
 
 
+def gammainc(input, other):  # noqa: A002  (PyTorch's argument names)
+    """P(a, x) = γ(a, x) / Γ(a) for a = input, x = other (`torch.special.gammainc`): the Gamma(a, 1)
+    CDF at x, ~1e-12 relative for a ≤ 10³. Differentiable in x to every order and in a to first
+    order (where PyTorch has no derivative in a)."""
+    return ops.gammainc(_tensor(input), _tensor(other))
+
+
+def gammaincc(input, other):  # noqa: A002
+    """Q(a, x) = 1 − P(a, x), the upper tail, accurate where P is near 1 (`torch.special.gammaincc`)."""
+    return ops.gammaincc(_tensor(input), _tensor(other))
+
+
 def digamma(x):
     """ψ(x) = Γ'(x)/Γ(x), the derivative of lgamma (`torch.digamma`): −inf at 0, NaN at −1, −2, ..."""
     return ops.polygamma(_tensor(x), order=0)

@@ -785,14 +785,37 @@ standard_gamma = Primitive.define(
     vjp=lambda g, out, alpha, draw: (g * standard_gamma_grad(alpha, out), None),
     jvp=lambda t, out, alpha, draw: t[0] * standard_gamma_grad(alpha, out),
 )
-_SECOND_ORDER = ("the gradient of a Gamma, Beta or Dirichlet rsample in the concentration has first order "
-                 "only, as in PyTorch: differentiate those draws once")
+_SECOND_ORDER = ("dz/dα of a Gamma draw (in the gradients of Gamma, Beta and Dirichlet rsample, and of gammainc "
+                 "in a) has first order only, as in PyTorch: differentiate those once in the concentration")
 standard_gamma_grad = Primitive.define(
     "standard_gamma_grad",
     forward=special_functions.standard_gamma_grad,
     vjp=_no_derivative("standard_gamma_grad", _SECOND_ORDER),
     jvp=_no_derivative("standard_gamma_grad", _SECOND_ORDER),
 )
+
+
+
+def _incomplete_gamma(name, upper):
+    """The regularized incomplete gamma function P(a, x) (Q = 1 − P if `upper`). ∂P/∂x is the
+    Gamma(a, 1) density, written with primitives (so of every order in x); ∂P/∂a = −(dz/da) · the
+    density at z = x, the derivative a Gamma draw's rsample uses, which has first order only, so
+    that a second derivative in a is refused by name. (PyTorch has no derivative in a at all.)"""
+    sign = -1.0 if upper else 1.0
+
+    def partials(a, x):
+        density = exp(-x - lgamma(a)) * pow(x, a - 1.0) * sign
+        return -standard_gamma_grad(a, x) * density, density
+
+    return Primitive.define(
+        name,
+        forward=lambda a, x: special_functions.gammainc(a, x, upper=upper),
+        vjp=lambda g, out, a, x: tuple(g * d for d in partials(a, x)),
+        jvp=lambda t, out, a, x: sum(tangent * d for tangent, d in zip(t, partials(a, x))),
+    )
+
+
+gammainc, gammaincc = _incomplete_gamma("gammainc", upper=False), _incomplete_gamma("gammaincc", upper=True)
 
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
 UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)

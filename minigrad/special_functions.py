@@ -115,8 +115,30 @@ def standard_gamma_grad(alpha, z):
     out = np.zeros(z.shape)
     series, fraction = (z > 0) & (z < alpha + 1.0), z >= alpha + 1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out[series] = _gamma_grad_by_series(alpha[series], z[series])
-        out[fraction] = _gamma_grad_by_fraction(alpha[fraction], z[fraction])
+        a, x = alpha[series], z[series]
+        total, weighted = _gamma_series(a, x)
+        out[series] = -(x / a) * (total * (np.log(x) - polygamma(a + 1.0, 0)) + weighted)
+        a, x = alpha[fraction], z[fraction]
+        f, df = _gamma_fraction(a, x)
+        out[fraction] = x * (f * (np.log(x) - polygamma(a, 0)) + df)
+    return out.astype(dtype)
+
+
+def gammainc(a, x, upper=False):
+    """The regularized incomplete gamma function P(a, x) = γ(a, x) / Γ(a) (Q = 1 − P if `upper`),
+    entry by entry, for a ≥ 0 and x ≥ 0 (NaN elsewhere, as in PyTorch): from the series where
+    x < a + 1, the continued fraction beyond, each for the side it is accurate on, the other as 1 − it."""
+    (a, dtype), (x, _) = _float(a), _float(x)
+    a, x = np.broadcast_arrays(a, x)
+    out = np.where((a == 0) & (x > 0), 0.0 if upper else 1.0, np.nan)  # P(0, x) = 1: all mass at 0
+    series, fraction = (a > 0) & (x >= 0) & (x < a + 1.0), (a > 0) & (x >= a + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        b, y = a[series], x[series]
+        lower = np.exp(b * np.log(y) - y - lgamma(b + 1.0)) * _gamma_series(b, y)[0]  # 0 at y = 0
+        out[series] = 1.0 - lower if upper else lower
+        b, y = a[fraction], x[fraction]
+        tail = np.where(np.isinf(y), 0.0, np.exp(b * np.log(y) - y - lgamma(b)) * _gamma_fraction(b, y)[0])
+        out[fraction] = tail if upper else 1.0 - tail
     return out.astype(dtype)
 
 
@@ -125,11 +147,11 @@ def standard_gamma_grad(alpha, z):
 _EPS = np.finfo(np.float64).eps / 2
 
 
-def _gamma_grad_by_series(a, z):
-    """P = zᵃ e⁻ᶻ / Γ(a + 1) · S, S = Σₙ tₙ, tₙ = zⁿ / ((a + 1) ⋯ (a + n)): with T = Σₙ tₙ dₙ,
-    dₙ = ∂ log tₙ / ∂a = −Σₖ≤ₙ 1 / (a + k), ∂P/∂a = P (log z − ψ(a + 1)) + zᵃ e⁻ᶻ / Γ(a + 1) · T, and
-    the density is zᵃ⁻¹ e⁻ᶻ / Γ(a), so dz/da = −(z / a) (S (log z − ψ(a + 1)) + T): no power of z is
-    ever formed, which for a tiny a and z would underflow."""
+def _gamma_series(a, z):
+    """(S, T) with P(a, z) = zᵃ e⁻ᶻ / Γ(a + 1) · S, S = Σₙ tₙ, tₙ = zⁿ / ((a + 1) ⋯ (a + n)), and
+    T = Σₙ tₙ dₙ, dₙ = ∂ log tₙ / ∂a = −Σₖ≤ₙ 1 / (a + k). Then ∂P/∂a = P (log z − ψ(a + 1)) +
+    zᵃ e⁻ᶻ / Γ(a + 1) · T, and as the density is zᵃ⁻¹ e⁻ᶻ / Γ(a), a draw's dz/da = −(z / a)
+    (S (log z − ψ(a + 1)) + T): no power of z is ever formed, which for a tiny a and z would underflow."""
     t, d = np.ones_like(z), np.zeros_like(z)
     total, weighted = t.copy(), d.copy()
     going, n = np.ones(z.shape, bool), 0
@@ -140,14 +162,15 @@ def _gamma_grad_by_series(a, z):
         total[going] += t[going]
         weighted[going] += t[going] * d[going]
         going &= (t > _EPS * total) | (np.abs(t * d) > _EPS * np.abs(weighted))
-    return -(z / a) * (total * (np.log(z) - polygamma(a + 1.0, 0)) + weighted)
+    return total, weighted
 
 
-def _gamma_grad_by_fraction(a, z):
-    """1 − P = zᵃ e⁻ᶻ / Γ(a) · f, f = 1 / (b₀ + a₁ / (b₁ + a₂ / (b₂ + ⋯))) with bₙ = z + 2n + 1 − a and
-    aₙ = −n (n − a) (Legendre's; Numerical Recipes 6.2.7), evaluated by Wallis' recurrence for its
-    convergents Aₙ / Bₙ carried with their derivatives in a and rescaled by Bₙ each round. Then
-    ∂(1 − P)/∂a = (1 − P)(log z − ψ(a)) + zᵃ e⁻ᶻ / Γ(a) · ∂f/∂a, and dz/da = z (f (log z − ψ(a)) + ∂f/∂a)."""
+def _gamma_fraction(a, z):
+    """(f, ∂f/∂a) with 1 − P(a, z) = zᵃ e⁻ᶻ / Γ(a) · f, f = 1 / (b₀ + a₁ / (b₁ + a₂ / (b₂ + ⋯))),
+    bₙ = z + 2n + 1 − a and aₙ = −n (n − a) (Legendre's; Numerical Recipes 6.2.7), evaluated by
+    Wallis' recurrence for its convergents Aₙ / Bₙ carried with their derivatives in a and rescaled
+    by Bₙ each round. Then ∂(1 − P)/∂a = (1 − P)(log z − ψ(a)) + zᵃ e⁻ᶻ / Γ(a) · ∂f/∂a, and a
+    draw's dz/da = z (f (log z − ψ(a)) + ∂f/∂a)."""
     zeros = np.zeros_like(z)
     a_before, a_now, b_before, b_now = np.ones_like(z), zeros, zeros, np.ones_like(z)  # A₋₁, A₀, B₋₁, B₀
     da_before, da_now, db_before, db_now = zeros, zeros, zeros, zeros
@@ -166,7 +189,7 @@ def _gamma_grad_by_fraction(a, z):
         f_next, df_next = a_now, da_now - a_now * db_now  # (A′B − AB′) / B² with B = 1
         going &= (np.abs(f_next - f) > _EPS * np.abs(f_next)) | (np.abs(df_next - df) > _EPS * np.abs(df_next))
         f, df, n = f_next, df_next, n + 1
-    return z * (f * (np.log(z) - polygamma(a, 0)) + df)
+    return f, df
 
 
 _erf_entries, _erfc_entries = np.frompyfunc(math.erf, 1, 1), np.frompyfunc(math.erfc, 1, 1)
