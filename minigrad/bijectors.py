@@ -85,11 +85,27 @@ class Transform:
         """The shape of f(x) for x of `shape`: the same, or broadcast against the parameters'."""
         return tuple(shape)
 
+    def _parameters(self):
+        """The tensors the map is made of (none for a fixed map such as exp)."""
+        return ()
+
     def _broadcast(self, shape, *parameters):
         return tuple(np.broadcast_shapes(tuple(shape), *(p.shape for p in parameters)))
 
     def __repr__(self):
         return f"{type(self).__name__}()"
+
+
+def same_map(a, b):
+    """Whether transforms a and b are one and the same map (the same kind, event_dim and parameters):
+    KL divergence is invariant under one invertible map applied to both distributions."""
+    if type(a) is not type(b) or a.event_dim != b.event_dim:
+        return False
+    if isinstance(a, _InverseTransform):
+        return same_map(a.inv, b.inv)
+    if isinstance(a, ComposeTransform):
+        return len(a.parts) == len(b.parts) and all(map(same_map, a.parts, b.parts))
+    return all(np.array_equal(x.data, y.data) for x, y in zip(a._parameters(), b._parameters()))
 
 
 def _check_in(transform, what, space, values):
@@ -204,6 +220,9 @@ class AffineTransform(Transform):
     def forward_shape(self, shape):
         return self._broadcast(shape, self.loc, self.scale)
 
+    def _parameters(self):
+        return (self.loc, self.scale)
+
     def log_abs_det_jacobian(self, x, y):
         shape = np.broadcast_shapes(x.shape, self.scale.shape)
         return sum_rightmost(self.scale.abs().log().broadcast_to(shape), self.event_dim)
@@ -282,6 +301,9 @@ class PowerTransform(Transform):
 
     def forward_shape(self, shape):
         return self._broadcast(shape, self.exponent)
+
+    def _parameters(self):
+        return (self.exponent,)
 
     def log_abs_det_jacobian(self, x, y):
         return (self.exponent * y / x).abs().log()

@@ -1,11 +1,11 @@
-"""`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace,
-Cauchy, Gumbel, Exponential, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical,
-OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Geometric and NegativeBinomial; the
-relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
-dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
-TransformedDistribution (a base distribution pushed through the invertible maps of
-`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`, `sample`,
-`rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
+"""`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace, Cauchy,
+Gumbel, HalfNormal, HalfCauchy, Exponential, Weibull, Pareto, Gamma, Chi2, StudentT, Beta,
+Dirichlet, Categorical, OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Geometric and
+NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical;
+Independent (batch dimensions read as an event's), MixtureSameFamily (a mixture of K of one family)
+and TransformedDistribution (a base distribution pushed through the invertible maps of
+`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`, `sample`, `rsample`
+(the reparameterization trick: every continuous family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -25,7 +25,7 @@ from . import bijectors as transforms
 from . import linalg, ops
 from .bijectors import (
     AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
-    Transform, sum_rightmost,
+    Transform, same_map, sum_rightmost,
 )
 from .creation import generator_for
 from .errors import ShapeError
@@ -33,9 +33,11 @@ from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, 
 from .tensor import Tensor
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel",
-    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "ExpRelaxedCategorical", "MixtureSameFamily", "MultivariateNormal", "NegativeBinomial", "Normal",
-    "OneHotCategorical", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "ExpRelaxedCategorical", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
     "kl_divergence",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
@@ -1111,6 +1113,134 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
+class _HalfLocationScale(Distribution):
+    """|X| for X of a location-scale family centred at 0 (`_base`, with `scale`): the density
+    doubled on x ≥ 0, the entropy less log 2; `rsample` is |X|'s."""
+
+    has_rsample = True
+    _base = None
+
+    def __init__(self, scale):
+        self.base_dist = self._base(0.0, scale)
+        self.scale, self.batch_shape = self.base_dist.scale, self.base_dist.scale.shape
+
+    def _parameters(self):
+        return {"scale": self.scale}
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape).abs()
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        _check(f"{type(self).__name__}.log_prob", "values must be non-negative", value.data >= 0, value.data)
+        return self.base_dist.log_prob(value) + math.log(2.0)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2.0)
+
+
+class HalfNormal(_HalfLocationScale):
+    """|X| for X ~ N(0, scale²), elementwise: a prior for a scale. CDF erf(x / (σ√2)) and quantile
+    σ√2 erfinv(p), which PyTorch writes as 2Φ(x) − 1 and Φ⁻¹((1 + p)/2), cancelling near 0."""
+
+    _base = Normal
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2.0 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale * self.scale * (1.0 - 2.0 / math.pi)
+
+    def cdf(self, value):
+        return ops.erf(_tensor(value) / (self.scale * math.sqrt(2.0)))
+
+    def icdf(self, value):
+        return self.scale * math.sqrt(2.0) * ops.erfinv(_probabilities("HalfNormal.icdf", value))
+
+
+class HalfCauchy(_HalfLocationScale):
+    """|X| for X of Cauchy(0, scale), elementwise: a heavy-tailed prior for a scale (mean and
+    variance infinite). CDF 2 atan(x/γ)/π and quantile γ tan(πp/2)."""
+
+    _base = Cauchy
+
+    @property
+    def mean(self):
+        return self.base_dist._filled(np.inf)
+
+    @property
+    def variance(self):
+        return self.base_dist._filled(np.inf)
+
+    def cdf(self, value):
+        return (_tensor(value) / self.scale).atan() * (2.0 / math.pi)
+
+    def icdf(self, value):
+        return self.scale * (_probabilities("HalfCauchy.icdf", value) * (math.pi / 2.0)).tan()
+
+
+class Weibull(TransformedDistribution):
+    """The Weibull distribution of scale λ and concentration k, elementwise: λ E^(1/k) for
+    E ~ Exp(1) (PyTorch's construction), CDF 1 − e^(−(x/λ)ᵏ); lifetimes, wind speeds."""
+
+    def __init__(self, scale, concentration):
+        self.scale = _positive("Weibull", "scale", _tensor(scale))
+        self.concentration = _positive("Weibull", "concentration", _tensor(concentration))
+        shape = np.broadcast_shapes(self.scale.shape, self.concentration.shape)
+        ones = Tensor(np.ones(shape, dtype=np.result_type(self.scale.dtype, self.concentration.dtype)))
+        super().__init__(Exponential(ones), [PowerTransform(1.0 / self.concentration), AffineTransform(0.0, self.scale)])
+
+    def _parameters(self):
+        return {"scale": self.scale, "concentration": self.concentration}
+
+    @property
+    def mean(self):
+        return (self.scale * lgamma(1.0 + 1.0 / self.concentration).exp()).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        k = 1.0 / self.concentration
+        return (self.scale * self.scale * (lgamma(1.0 + 2.0 * k).exp() - (2.0 * lgamma(1.0 + k)).exp())).broadcast_to(self.batch_shape)
+
+    def entropy(self):
+        k = 1.0 / self.concentration
+        return (_EULER * (1.0 - k) + (self.scale * k).log() + 1.0).broadcast_to(self.batch_shape)
+
+
+class Pareto(TransformedDistribution):
+    """The Pareto distribution of scale xₘ and shape α, elementwise: xₘ e^E for E ~ Exp(α), density
+    α xₘ^α / x^(α+1) for x ≥ xₘ (a power law: incomes, city sizes). Mean ∞ for α ≤ 1, variance
+    ∞ for α ≤ 2, as in PyTorch."""
+
+    def __init__(self, scale, alpha):
+        self.scale, self.alpha = _positive("Pareto", "scale", _tensor(scale)), _positive("Pareto", "alpha", _tensor(alpha))
+        rate = self.alpha + 0.0 * self.scale  # the base holds every entry's own draw
+        super().__init__(Exponential(rate), [ExpTransform(), AffineTransform(0.0, self.scale)])
+
+    def _parameters(self):
+        return {"scale": self.scale, "alpha": self.alpha}
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(1.0)
+        return (a * self.scale / (a - 1.0)).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(2.0)
+        return (self.scale * self.scale * a / ((a - 1.0) * (a - 1.0) * (a - 2.0))).broadcast_to(self.batch_shape)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        _check("Pareto.log_prob", "values must be at least the scale", value.data >= self.scale.data, value.data)
+        return super().log_prob(value)
+
+    def entropy(self):
+        return ((self.scale / self.alpha).log() + (1.0 + 1.0 / self.alpha)).broadcast_to(self.batch_shape)
+
+
 def _clamped_uniforms(name, shape, dtype):
     """Uniform draws in [ε, 1 − ε], as PyTorch's clamp_probs: their logs and logits are finite."""
     eps = float(np.finfo(dtype).eps)
@@ -1322,6 +1452,32 @@ def _kl_laplace_laplace(p, q):
     return distance / q.scale + ratio * (-distance / p.scale).exp() - ratio.log() - 1.0
 
 
+def _kl_transformed_transformed(p, q):
+    """KL(f(X) ‖ f(Y)) = KL(X ‖ Y) for one invertible f: the pair's transforms must be the same maps."""
+    if len(p.transforms) != len(q.transforms) or not all(map(same_map, p.transforms, q.transforms)):
+        raise NotImplementedError(f"kl_divergence: no closed form for ({type(p).__name__}, {type(q).__name__}) with "
+                                  f"different transforms ({p.transforms!r} and {q.transforms!r}); with the same ones it is "
+                                  "the base distributions' KL divergence")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+def _kl_cauchy_cauchy(p, q):
+    """log(((γ_p + γ_q)² + (x_p − x_q)²) / (4 γ_p γ_q)) (Chyzak and Nielsen, 2019; PyTorch's)."""
+    sum_of_scales, distance = p.scale + q.scale, p.loc - q.loc
+    return (sum_of_scales * sum_of_scales + distance * distance).log() - (4.0 * p.scale * q.scale).log()
+
+
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+def _kl_pareto_pareto(p, q):
+    """α_q log(s_p / s_q) − log(α_q / α_p) + α_q / α_p − 1; ∞ where p reaches below q's scale."""
+    ratio = q.alpha / p.alpha
+    kl = q.alpha * (p.scale / q.scale).log() - ratio.log() + ratio - 1.0
+    return where(p.scale.data < q.scale.data, np.inf, kl)
+
+
 def _kl_gumbel_gumbel(p, q):
     """log(β_q/β_p) + (μ_p − μ_q)/β_q + γ(β_p/β_q − 1) + e^((μ_q − μ_p)/β_q) Γ(1 + β_p/β_q) − 1 (PyTorch's)."""
     ratio = p.scale / q.scale
@@ -1385,6 +1541,10 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (Exponential, Exponential): _kl_exponential_exponential,
     (Laplace, Laplace): _kl_laplace_laplace,
     (Gumbel, Gumbel): _kl_gumbel_gumbel,
+    (Cauchy, Cauchy): _kl_cauchy_cauchy,
+    (HalfNormal, HalfNormal): _kl_halfnormal_halfnormal,
+    (Pareto, Pareto): _kl_pareto_pareto,
+    (TransformedDistribution, TransformedDistribution): _kl_transformed_transformed,
     (Poisson, Poisson): _kl_poisson_poisson,
     (Binomial, Binomial): _kl_binomial_binomial,
     (Geometric, Geometric): _kl_geometric_geometric,

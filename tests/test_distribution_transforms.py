@@ -122,6 +122,24 @@ def test_a_squashed_gaussian_policy_with_the_cache():
     np.testing.assert_allclose(grad.data, torch_grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_kl_divergence_of_transformed_distributions():
+    """Under one and the same invertible map KL is the base distributions' (torch's rule), to
+    second order; with different maps it is refused, naming both."""
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+
+    def pair(lib, x, y):
+        squash = [lib.AffineTransform(0.5, 2.0), lib.TanhTransform()]
+        return (lib.TransformedDistribution(lib.Normal(x[0], x[1].exp()), squash),
+                lib.TransformedDistribution(lib.Normal(y[0], y[1].exp()), squash))
+
+    _compare(lambda x, y: D.kl_divergence(*pair(D, x, y)), lambda x, y: TD.kl_divergence(*pair(TD, x, y)), [a, b], second=True)
+    p = D.TransformedDistribution(D.Normal(0.0, 1.0), D.AffineTransform(0.0, 2.0))
+    q = D.TransformedDistribution(D.Normal(0.0, 1.0), D.AffineTransform(0.0, 3.0))
+    with pytest.raises(NotImplementedError, match=r"no closed form for \(TransformedDistribution, TransformedDistribution\) with different transforms"):
+        D.kl_divergence(p, q)
+
+
 def test_lognormal_is_a_transformed_normal():
     rng = np.random.default_rng(4)
     d = D.LogNormal(mg.tensor(LOC), mg.tensor(SCALE))

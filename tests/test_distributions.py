@@ -115,6 +115,7 @@ def test_kl_divergence(pair):
 DF = np.array([0.7, 1.5, 2.0, 4.0])  # StudentT: no mean, infinite variance, the border, finite
 COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
 PROBS = RNG.uniform(0.1, 0.6, 3)  # success probabilities, below 1 also after the KL test's + 0.25
+SHAPES = RNG.uniform(0.5, 3.0, 3)
 MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in its support, has a cdf)
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], X, True),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], X, True),
@@ -127,6 +128,10 @@ MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in i
     "binomial": (D.Binomial, TD.Binomial, [np.full(3, 5.0), PROBS], COUNTS, False),
     "geometric": (D.Geometric, TD.Geometric, [PROBS], COUNTS, False),
     "negative_binomial": (D.NegativeBinomial, TD.NegativeBinomial, [np.array([0.5, 2.0, 3.5]), PROBS], COUNTS, False),
+    "halfnormal": (D.HalfNormal, TD.HalfNormal, [SCALE], np.abs(X), True),
+    "halfcauchy": (D.HalfCauchy, TD.HalfCauchy, [SCALE], np.abs(X), True),
+    "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], np.exp(X), True),
+    "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES + 2.0], SCALE * (1.0 + np.exp(X)), True),  # finite variance: α > 2
 }
 
 
@@ -174,6 +179,10 @@ QUANTILES = {  # name: (minigrad's distribution, torch's, its parameters, ones a
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], [0.0 * LOC, SCALE]),
     "exponential": (D.Exponential, TD.Exponential, [SCALE], [SCALE]),
     "lognormal": (D.LogNormal, TD.LogNormal, [LOC, SCALE], [0.0 * LOC, SCALE]),
+    "halfnormal": (D.HalfNormal, TD.HalfNormal, [SCALE], [SCALE]),
+    "halfcauchy": (D.HalfCauchy, TD.HalfCauchy, [SCALE], [SCALE]),
+    "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], [SCALE, SHAPES]),
+    "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES], [SCALE, SHAPES]),
 }
 
 
@@ -189,7 +198,8 @@ def test_quantiles_as_torch_and_inverse_to_the_cdf(name):
     values = ours(*params).icdf(MIDDLE).data
     _compare(lambda *t: ours(*t[:n]).cdf(t[n]), lambda *t: theirs(*t[:n]).cdf(t[n]), params + [values], second=True)
     d = ours(*at_zero)
-    np.testing.assert_allclose(d.cdf(d.icdf(PROBABILITIES)).data, PROBABILITIES, rtol=1e-11)
+    # a Pareto quantile next to its scale xₘ is xₘ (1 + 1e-12/α), which rounds by 1e-4 of its excess
+    np.testing.assert_allclose(d.cdf(d.icdf(PROBABILITIES)).data, PROBABILITIES, rtol=1e-3 if name == "pareto" else 1e-11)
     with pytest.raises(ValueError, match=f"{type(d).__name__}.icdf: values must be probabilities in \\[0, 1\\], got \\[1.5\\]"):
         d.icdf(mg.tensor([1.5]))
 
@@ -222,11 +232,14 @@ def test_gumbel_quantiles():
 @pytest.mark.parametrize("name", [name for name in MORE if name != "binomial"])  # test_kl_divergence_of_binomials
 def test_kl_divergence_of_more_families(name):
     ours, theirs, params, _, _ = MORE[name]
-    if name in ("cauchy", "studentt", "negative_binomial"):  # no closed form in PyTorch either
-        with pytest.raises(NotImplementedError, match=f"no closed form for \\({ours.__name__}, {ours.__name__}\\)"):
-            D.kl_divergence(ours(*params), ours(*params))
-        return
     others = [np.ascontiguousarray(p[::-1]) + 0.25 for p in params]
+    if name == "pareto":  # q's scale below p's: finite (p's support inside q's); the other way round it is ∞
+        others[0] = params[0] * 0.5
+        assert np.isinf(D.kl_divergence(ours(*others), ours(*params)).data).all()
+    if name in ("studentt", "negative_binomial", "halfcauchy", "weibull"):  # no closed form in PyTorch either
+        with pytest.raises(NotImplementedError, match=f"no closed form for \\({ours.__name__}, {ours.__name__}\\)"):
+            D.kl_divergence(ours(*params), ours(*others))
+        return
     n = len(params)
     _compare(lambda *t: D.kl_divergence(ours(*t[:n]), ours(*t[n:])), lambda *t: TD.kl_divergence(theirs(*t[:n]), theirs(*t[n:])),
              params + others, second=True, rtol=GAMMA_RTOL)
@@ -342,6 +355,8 @@ def test_seeded_draws_of_more_families_follow_their_distributions():
     critical value is 0.008), torch's where it has one; Poisson counts by their moments."""
     mg.manual_seed(6)
     for ours, theirs, params in [(D.Laplace, TD.Laplace, (0.5, 2.0)), (D.Cauchy, TD.Cauchy, (-1.0, 0.5)), (D.Exponential, TD.Exponential, (1.5,)), (D.Gumbel, TD.Gumbel, (0.5, 2.0)),
+                                 (D.HalfNormal, TD.HalfNormal, (1.5,)), (D.HalfCauchy, TD.HalfCauchy, (0.5,)), (D.Weibull, TD.Weibull, (2.0, 0.7)),
+                                 (D.Pareto, TD.Pareto, (1.0, 3.0)),
                                  (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)), (D.StudentT, None, (3.0, 1.0, 2.0))]:
         draws = ours(*params).sample((40_000,)).data
         if theirs is None:
