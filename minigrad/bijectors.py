@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import constraints
 from .functional import softplus
 from .tensor import Tensor
 
@@ -37,19 +38,24 @@ def sum_rightmost(x, n):
 class Transform:
     """y = f(x), its inverse (`inv`, itself a Transform) and log |det ∂y/∂x| (`log_abs_det_jacobian`).
 
-    `event_dim` is how many trailing dimensions one application of f mixes (0: elementwise);
-    `sign` is +1 or −1 for a monotone elementwise map, which the CDF of a transformed distribution
-    needs; `codomain` names the values the inverse accepts, checked with a message that names them."""
+    `domain` and `codomain` are the `constraints` f maps from and to: the inverse checks its values
+    against the codomain, with a message that names it, and `event_dim` (how many trailing
+    dimensions one application of f mixes, 0 for an elementwise map) is the domain's. `sign` is +1
+    or −1 for a monotone elementwise map, which the CDF of a transformed distribution needs. A
+    subclass defines `_call`, `_inverse` and `log_abs_det_jacobian`, as in PyTorch."""
 
-    event_dim = 0
+    domain = codomain = constraints.real
     sign = 1
-    codomain = None  # (description, predicate on numpy data); None: every real number
-    domain = None
+    bijective = True
 
     def __init__(self, cache_size=0):
         if cache_size not in (0, 1):
             raise ValueError(f"{type(self).__name__}: cache_size must be 0 or 1, got {cache_size!r}")
         self._cache_size, self._cached = cache_size, None
+
+    @property
+    def event_dim(self):
+        return self.domain.event_dim
 
     def __call__(self, x):
         x = _tensor(x)
@@ -109,11 +115,8 @@ def same_map(a, b):
 
 
 def _check_in(transform, what, space, values):
-    if space is not None and not np.all(space[1](values.data)):
-        raise ValueError(f"{transform!r} {what}: values must be {space[0]}, got {np.asarray(values.data).ravel()[:8].tolist()}")
-
-
-_POSITIVE = ("positive", lambda d: d > 0)
+    if not np.all(space.check(values.data)):
+        raise ValueError(f"{transform!r} {what}: values must be {space}, got {np.asarray(values.data).ravel()[:8].tolist()}")
 
 
 class _InverseTransform(Transform):
@@ -122,8 +125,7 @@ class _InverseTransform(Transform):
     def __init__(self, transform):
         super().__init__()
         self._transform = transform
-        self.event_dim, self.sign = transform.event_dim, transform.sign
-        self.domain, self.codomain = transform.codomain, transform.domain
+        self.sign, self.domain, self.codomain = transform.sign, transform.codomain, transform.domain
 
     def __call__(self, x):
         return self._transform._inv_call(x)
@@ -155,10 +157,14 @@ class ComposeTransform(Transform):
     def __init__(self, parts, cache_size=0):
         super().__init__(cache_size)
         self.parts = list(parts)
-        self.event_dim = max((part.event_dim for part in self.parts), default=0)
         self.sign = math.prod(part.sign for part in self.parts)
-        self.domain = self.parts[0].domain if self.parts else None
-        self.codomain = self.parts[-1].codomain if self.parts else None
+        if self.parts:
+            self.domain, self.codomain = self.parts[0].domain, self.parts[-1].codomain
+
+    @property
+    def event_dim(self):
+        """The most any part mixes: its log-determinant is one number per event of that many dimensions."""
+        return max((part.event_dim for part in self.parts), default=0)
 
     def _call(self, x):
         for part in self.parts:
@@ -190,7 +196,7 @@ class ComposeTransform(Transform):
 class ExpTransform(Transform):
     """y = eˣ: log |dy/dx| = x."""
 
-    codomain = _POSITIVE
+    codomain = constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -207,7 +213,8 @@ class AffineTransform(Transform):
 
     def __init__(self, loc, scale, event_dim=0, cache_size=0):
         super().__init__(cache_size)
-        self.loc, self.scale, self.event_dim = _tensor(loc), _tensor(scale), int(event_dim)
+        self.loc, self.scale = _tensor(loc), _tensor(scale)
+        self.domain = self.codomain = constraints.independent(constraints.real, int(event_dim)) if event_dim else constraints.real
         signs = np.unique(np.sign(self.scale.data))
         self.sign = int(signs[0]) if len(signs) == 1 else Tensor(np.sign(self.scale.data))
 
@@ -235,7 +242,7 @@ class SigmoidTransform(Transform):
     """y = 1 / (1 + e⁻ˣ), kept in [tiny, 1 − ε] as PyTorch's (so that its inverse, the logit, stays
     finite): log |dy/dx| = −softplus(−x) − softplus(x)."""
 
-    codomain = ("in (0, 1)", lambda d: (d > 0) & (d < 1))
+    codomain = constraints.unit_interval
 
     def _call(self, x):
         info = np.finfo(x.dtype)
@@ -254,7 +261,8 @@ class TanhTransform(Transform):
     """y = tanh x: log |dy/dx| = log(1 − tanh² x) = 2 (log 2 − x − softplus(−2x)), which does not
     round to log 0 for large |x| as 1 − y² does."""
 
-    codomain = ("in (−1, 1)", lambda d: (d > -1) & (d < 1))
+    # open, where PyTorch's is closed: tanh⁻¹(±1) is infinite, and its log-density NaN
+    codomain = constraints.open_interval(-1.0, 1.0)
 
     def _call(self, x):
         return x.tanh()
@@ -270,7 +278,7 @@ class SoftplusTransform(Transform):
     """y = log(1 + eˣ), a smooth map onto the positive numbers: x = y + log(1 − e⁻ʸ), and
     log |dy/dx| = log sigmoid(x) = −softplus(−x)."""
 
-    codomain = _POSITIVE
+    codomain = constraints.positive
 
     def _call(self, x):
         return softplus(x)
@@ -285,7 +293,7 @@ class SoftplusTransform(Transform):
 class PowerTransform(Transform):
     """y = xᵖ on the positive numbers: log |dy/dx| = log |p y / x|."""
 
-    domain = codomain = _POSITIVE
+    domain = codomain = constraints.positive
 
     def __init__(self, exponent, cache_size=0):
         super().__init__(cache_size)

@@ -18,11 +18,12 @@ written per tail where PyTorch's one formula cancels (its normal quantile of 1e-
 """
 
 import math
+import sys
 
 import numpy as np
 
 from . import bijectors as transforms
-from . import linalg, ops
+from . import constraints, linalg, ops
 from .bijectors import (
     AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
     Transform, same_map, sum_rightmost,
@@ -31,6 +32,10 @@ from .creation import generator_for
 from .errors import ShapeError
 from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, where
 from .tensor import Tensor
+
+# `from torch.distributions.transforms import Transform` (and `.constraints`), as PyTorch programs
+# write them, import these two modules of minigrad's under the names they have in torch.
+sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = transforms, constraints
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
@@ -41,7 +46,7 @@ __all__ = [
     "kl_divergence",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
-    "TanhTransform", "Transform", "transforms",
+    "TanhTransform", "Transform", "constraints", "transforms",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -1061,9 +1066,9 @@ class TransformedDistribution(Distribution):
 
     def log_prob(self, value):
         value, event_dim = _tensor(value), len(self.event_shape)
-        space = self.transforms[-1].codomain if self.transforms else None
-        if space is not None and not self.transforms[-1].knows(value):  # a cached draw inverts exactly
-            _check(f"{type(self).__name__}.log_prob", f"values must be {space[0]}", space[1](value.data), value.data)
+        if self.transforms and not self.transforms[-1].knows(value):  # a cached draw inverts exactly
+            space = self.transforms[-1].codomain
+            _check(f"{type(self).__name__}.log_prob", f"values must be {space}", space.check(value.data), value.data)
         log_prob, y = 0.0, value
         for transform in reversed(self.transforms):
             x = transform.inv(y)

@@ -104,7 +104,7 @@ def test_a_squashed_gaussian_policy_with_the_cache():
     plain = D.TransformedDistribution(D.Normal(mu, 1.0), D.TanhTransform())
     action = plain.rsample()
     assert action.data[1] == 1.0
-    with pytest.raises(ValueError, match=r"TransformedDistribution.log_prob: values must be in \(−1, 1\)"):
+    with pytest.raises(ValueError, match=r"TransformedDistribution.log_prob: values must be in \(-1, 1\)"):
         plain.log_prob(action)
     mg.manual_seed(0)
     cached = D.TransformedDistribution(D.Normal(mu, 1.0), D.TanhTransform(cache_size=1))
@@ -234,3 +234,39 @@ def test_relaxed_draws_are_differentiable_in_the_probabilities():
     with pytest.raises(ValueError, match="LogitRelaxedBernoulli: temperature must be positive"):
         D.RelaxedBernoulli(0.0, logits=logits)
     assert math.isclose(D.RelaxedBernoulli(0.5, probs=0.25).probs.item(), 0.25)
+
+
+# --------------------------------------------------------------------------- constraints
+def test_constraints_check_as_torch_and_set_event_dims():
+    """The sets transforms declare as their domain and codomain: the same checks as torch's (on
+    the edges too), event_dim from `independent`, and PyTorch's import paths."""
+    from minigrad.distributions.constraints import real_vector
+    from minigrad.distributions.transforms import TanhTransform
+
+    values = np.array([-np.inf, -1.0, -0.5, 0.0, 1e-300, 0.5, 1.0, 2.0, np.inf, np.nan])
+    for name, args in [("real", ()), ("positive", ()), ("nonnegative", ()), ("unit_interval", ()), ("interval", (-1.0, 1.0)),
+                       ("half_open_interval", (0.0, 1.0)), ("greater_than", (0.5,)), ("greater_than_eq", (0.5,))]:
+        ours, theirs = getattr(D.constraints, name), getattr(TD.constraints, name)
+        ours, theirs = (ours(*args), theirs(*args)) if args else (ours, theirs)
+        np.testing.assert_array_equal(ours.check(values), theirs.check(torch.tensor(values)).numpy(), err_msg=name)
+        assert ours.event_dim == theirs.event_dim == 0
+    pairs = np.array([[0.0, 1.0], [np.nan, 2.0]])
+    np.testing.assert_array_equal(real_vector.check(pairs), TD.constraints.real_vector.check(torch.tensor(pairs)).numpy())
+    assert real_vector.event_dim == D.constraints.independent(D.constraints.positive, 2).event_dim - 1 == 1
+    assert TanhTransform is D.TanhTransform and str(D.constraints.positive) == "positive"
+
+    class Swap(D.Transform):
+        domain = codomain = D.constraints.real_vector
+
+        def _call(self, x):
+            return x.flip(-1)
+
+        def _inverse(self, y):
+            return y.flip(-1)
+
+        def log_abs_det_jacobian(self, x, y):
+            return mg.zeros(x.shape[:-1])
+
+    swapped = D.TransformedDistribution(D.Normal(mg.zeros(2), mg.tensor([1.0, 3.0])), Swap())
+    assert (swapped.batch_shape, swapped.event_shape, Swap().event_dim) == ((), (2,), 1)
+    np.testing.assert_allclose(swapped.log_prob(mg.tensor([0.3, 0.1])).item(), D.Normal(mg.zeros(2), mg.tensor([1.0, 3.0])).log_prob(mg.tensor([0.1, 0.3])).sum().item())
