@@ -29,7 +29,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import FLOW_IMPORTS, GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -312,9 +312,32 @@ def vae_digits(torch, batch_size=64, lr=3e-3):
             sum(p.size for p in model.parameters()), what)
 
 
+def flow_moons(torch, batch_size=256, lr=0.01):
+    """One step of the flow example's training (six affine couplings, the user's own Transform, in
+    a TransformedDistribution: the inverse through every layer, the log-determinants, the base
+    density, Adam) on a fixed batch, against the same file run with torch, from the same weights."""
+    ex, theirs = _example("flow_moons"), _in_torch("flow_moons", FLOW_IMPORTS)
+    x = ex.moons(batch_size)
+    tx = torch.from_numpy(x.data)
+    mg.manual_seed(0)
+    model = ex.Flow()
+    module = _torch_twin(model, theirs["Flow"]())
+    optimizer, torch_optimizer = optim.Adam(model.parameters(), lr=lr), torch.optim.Adam(module.parameters(), lr=lr)
+
+    def step(flow, optimizer, x):
+        optimizer.zero_grad()
+        loss = flow.nll(x)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    what = f"RealNVP flow, 6 affine couplings (1-32-32-2 nets), batch {batch_size}: inverse, log-determinants, base density, Adam"
+    return (lambda: step(model, optimizer, x), lambda: step(module, torch_optimizer, tx)), sum(p.size for p in model.parameters()), what
+
+
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
             "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm,
-            "gaussian_process": gaussian_process, "vae_digits": vae_digits}
+            "gaussian_process": gaussian_process, "vae_digits": vae_digits, "flow_moons": flow_moons}
 
 
 def _calls_per_run(step, seconds):
