@@ -30,6 +30,13 @@ def _tensor(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
+def _sign_of(parameter):
+    """Whether a map x ↦ parameter · x (or x^parameter) increases (+1) or decreases (−1) x: one
+    number when every entry agrees, else a tensor of them."""
+    signs = np.unique(np.sign(parameter.data))
+    return int(signs[0]) if len(signs) == 1 else Tensor(np.sign(parameter.data))
+
+
 def sum_rightmost(x, n):
     """x summed over its last n dimensions (none for n = 0)."""
     return x.sum(axis=tuple(range(-n, 0))) if n > 0 else x
@@ -41,11 +48,12 @@ class Transform:
     `domain` and `codomain` are the `constraints` f maps from and to: the inverse checks its values
     against the codomain, with a message that names it, and `event_dim` (how many trailing
     dimensions one application of f mixes, 0 for an elementwise map) is the domain's. `sign` is +1
-    or −1 for a monotone elementwise map, which the CDF of a transformed distribution needs. A
-    subclass defines `_call`, `_inverse` and `log_abs_det_jacobian`, as in PyTorch."""
+    or −1 for a monotone elementwise map, which the CDF of a transformed distribution needs, and
+    None where it is not known (a subclass's, unless it says). A subclass defines `_call`,
+    `_inverse` and `log_abs_det_jacobian`, as in PyTorch."""
 
     domain = codomain = constraints.real
-    sign = 1
+    sign = None
     bijective = True
 
     def __init__(self, cache_size=0):
@@ -92,8 +100,9 @@ class Transform:
         return tuple(shape)
 
     def _parameters(self):
-        """The tensors the map is made of (none for a fixed map such as exp)."""
-        return ()
+        """The tensors the map is made of, which `same_map` compares; None for a map whose
+        parameters it cannot see (a user's subclass, a network inside), which is only itself."""
+        return None
 
     def _broadcast(self, shape, *parameters):
         return tuple(np.broadcast_shapes(tuple(shape), *(p.shape for p in parameters)))
@@ -103,15 +112,19 @@ class Transform:
 
 
 def same_map(a, b):
-    """Whether transforms a and b are one and the same map (the same kind, event_dim and parameters):
-    KL divergence is invariant under one invertible map applied to both distributions."""
+    """Whether transforms a and b are one and the same map (the same object, or the same kind,
+    event_dim and parameters): KL divergence is invariant under one invertible map applied to both
+    distributions."""
+    if a is b:
+        return True
     if type(a) is not type(b) or a.event_dim != b.event_dim:
         return False
     if isinstance(a, _InverseTransform):
         return same_map(a.inv, b.inv)
     if isinstance(a, ComposeTransform):
         return len(a.parts) == len(b.parts) and all(map(same_map, a.parts, b.parts))
-    return all(np.array_equal(x.data, y.data) for x, y in zip(a._parameters(), b._parameters()))
+    ours, theirs = a._parameters(), b._parameters()
+    return ours is not None and all(np.array_equal(x.data, y.data) for x, y in zip(ours, theirs, strict=True))
 
 
 def _check_in(transform, what, space, values):
@@ -157,7 +170,8 @@ class ComposeTransform(Transform):
     def __init__(self, parts, cache_size=0):
         super().__init__(cache_size)
         self.parts = list(parts)
-        self.sign = math.prod(part.sign for part in self.parts)
+        signs = [part.sign for part in self.parts]
+        self.sign = None if any(sign is None for sign in signs) else math.prod(signs)
         if self.parts:
             self.domain, self.codomain = self.parts[0].domain, self.parts[-1].codomain
 
@@ -193,7 +207,16 @@ class ComposeTransform(Transform):
         return f"ComposeTransform([{', '.join(map(repr, self.parts))}])"
 
 
-class ExpTransform(Transform):
+class _FixedMap(Transform):
+    """An increasing elementwise map without parameters: any two of one kind are the same map."""
+
+    sign = 1
+
+    def _parameters(self):
+        return ()
+
+
+class ExpTransform(_FixedMap):
     """y = eˣ: log |dy/dx| = x."""
 
     codomain = constraints.positive
@@ -215,8 +238,7 @@ class AffineTransform(Transform):
         super().__init__(cache_size)
         self.loc, self.scale = _tensor(loc), _tensor(scale)
         self.domain = self.codomain = constraints.independent(constraints.real, int(event_dim)) if event_dim else constraints.real
-        signs = np.unique(np.sign(self.scale.data))
-        self.sign = int(signs[0]) if len(signs) == 1 else Tensor(np.sign(self.scale.data))
+        self.sign = _sign_of(self.scale)
 
     def _call(self, x):
         return self.loc + self.scale * x
@@ -238,7 +260,7 @@ class AffineTransform(Transform):
         return f"AffineTransform(loc: {self.loc.shape}, scale: {self.scale.shape}, event_dim={self.event_dim})"
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_FixedMap):
     """y = 1 / (1 + e⁻ˣ), kept in [tiny, 1 − ε] as PyTorch's (so that its inverse, the logit, stays
     finite): log |dy/dx| = −softplus(−x) − softplus(x)."""
 
@@ -257,7 +279,7 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_FixedMap):
     """y = tanh x: log |dy/dx| = log(1 − tanh² x) = 2 (log 2 − x − softplus(−2x)), which does not
     round to log 0 for large |x| as 1 − y² does."""
 
@@ -274,7 +296,7 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_FixedMap):
     """y = log(1 + eˣ), a smooth map onto the positive numbers: x = y + log(1 − e⁻ʸ), and
     log |dy/dx| = log sigmoid(x) = −softplus(−x)."""
 
@@ -298,8 +320,7 @@ class PowerTransform(Transform):
     def __init__(self, exponent, cache_size=0):
         super().__init__(cache_size)
         self.exponent = _tensor(exponent)
-        signs = np.unique(np.sign(self.exponent.data))
-        self.sign = int(signs[0]) if len(signs) == 1 else Tensor(np.sign(self.exponent.data))
+        self.sign = _sign_of(self.exponent)
 
     def _call(self, x):
         return x ** self.exponent

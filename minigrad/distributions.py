@@ -1,11 +1,11 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace, Cauchy,
 Gumbel, HalfNormal, HalfCauchy, Exponential, Weibull, Pareto, Gamma, Chi2, StudentT, Beta,
-Dirichlet, Categorical, OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Geometric and
-NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical;
-Independent (batch dimensions read as an event's), MixtureSameFamily (a mixture of K of one family)
-and TransformedDistribution (a base distribution pushed through the invertible maps of
-`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`, `sample`, `rsample`
-(the reparameterization trick: every continuous family) and `kl_divergence`.
+Dirichlet, Categorical, OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Multinomial,
+Geometric and NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli and
+RelaxedOneHotCategorical; Independent (batch dimensions read as an event's), MixtureSameFamily (a
+mixture of K of one family) and TransformedDistribution (a base distribution pushed through the
+invertible maps of `minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`,
+`sample`, `rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -39,10 +39,10 @@ sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = 
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-    "ExpRelaxedCategorical", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
     "kl_divergence",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
@@ -909,6 +909,50 @@ class Binomial(Distribution):
         return -where(inside, log_pmf.exp() * log_pmf, 0.0).sum(axis=0)
 
 
+class Multinomial(Distribution):
+    """Counts of the K classes in `total_count` independent draws of a Categorical(`probs` or
+    `logits`): P(x) = n! / Πₖ xₖ! · Πₖ pₖ^xₖ over count vectors x summing to n. One total count for
+    the whole batch, as in PyTorch; `sample` only."""
+
+    def __init__(self, total_count=1, probs=None, logits=None):
+        if isinstance(total_count, bool) or not isinstance(total_count, (int, np.integer)) or total_count < 0:
+            raise ValueError(f"Multinomial: total_count must be a whole number ≥ 0 (one for the whole batch, as in PyTorch), "
+                             f"got {total_count!r}")
+        self.total_count, self._categorical = int(total_count), Categorical(probs=probs, logits=logits)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self.batch_shape, self.event_shape = self._categorical.batch_shape, self.probs.shape[-1:]
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    @property
+    def mean(self):
+        return self.probs * float(self.total_count)
+
+    @property
+    def variance(self):
+        return self.probs * (1.0 - self.probs) * float(self.total_count)
+
+    def sample(self, sample_shape=()):
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        counts = generator_for("Multinomial.sample").multinomial(self.total_count, self.probs.data, size=shape)
+        return Tensor(np.asarray(counts, dtype=self.probs.dtype))
+
+    def log_prob(self, value):
+        value = _tensor(value, self.probs.dtype)
+        whole = (value.data >= 0) & (value.data == np.round(value.data))
+        _check("Multinomial.log_prob", f"values must be count vectors summing to total_count ({self.total_count})",
+               whole.all(-1) & (value.data.sum(-1) == self.total_count), value.data)
+        return lgamma(value.sum(axis=-1) + 1.0) - lgamma(value + 1.0).sum(axis=-1) + (value * self.logits).sum(axis=-1)
+
+    def entropy(self):
+        """n H(Categorical) − log n! + Σₖ Σⱼ₌₁ⁿ P(xₖ = j) log j! (PyTorch's), each class's count Binomial(n, pₖ)."""
+        n = self.total_count
+        counts = Tensor(np.arange(1, n + 1, dtype=self.probs.dtype).reshape((-1,) + (1,) * self.probs.ndim))
+        by_count = Binomial(float(n), probs=self.probs)._log_pmf(counts).exp() * lgamma(counts + 1.0)
+        return n * self._categorical.entropy() - math.lgamma(n + 1) + by_count.sum(axis=0).sum(axis=-1)
+
+
 class Geometric(Distribution):
     """The number of failures before the first success of trials that succeed with probability
     `probs` (or sigmoid(`logits`)), elementwise: P(k) = (1 − p)ᵏ p for k = 0, 1, 2, ...; `sample` only."""
@@ -1052,17 +1096,16 @@ class TransformedDistribution(Distribution):
     def __repr__(self):
         return f"{type(self).__name__}({self.base_dist!r}, {self.transforms!r})"
 
-    def rsample(self, sample_shape=()):
-        x = self.base_dist.rsample(sample_shape)
+    def _forward(self, x):
         for transform in self.transforms:
             x = transform(x)
         return x
 
+    def rsample(self, sample_shape=()):
+        return self._forward(self.base_dist.rsample(sample_shape))
+
     def sample(self, sample_shape=()):
-        x = self.base_dist.sample(sample_shape)
-        for transform in self.transforms:
-            x = transform(x)
-        return x.detach()
+        return self._forward(self.base_dist.sample(sample_shape)).detach()
 
     def log_prob(self, value):
         value, event_dim = _tensor(value), len(self.event_shape)
@@ -1076,22 +1119,29 @@ class TransformedDistribution(Distribution):
             y = x
         return log_prob + sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
 
-    def _monotonized(self, probability):
-        """p, or 1 − p where the transforms decrease (their signs' product is −1)."""
-        sign = math.prod(transform.sign for transform in self.transforms)
+    def _sign(self, what):
+        """+1 where the transforms increase, −1 where they decrease (the product of their signs);
+        refused for a map that is not monotone and elementwise, through which a CDF is not the base's."""
+        unknown = [t for t in self.transforms if t.sign is None or t.event_dim]
+        if unknown:
+            raise NotImplementedError(f"{type(self).__name__}.{what}: needs monotone elementwise transforms (with a sign), "
+                                      f"not {unknown!r}")
+        return math.prod(transform.sign for transform in self.transforms)
+
+    @staticmethod
+    def _monotonized(sign, probability):
+        """p, or 1 − p where the transforms decrease."""
         return probability if isinstance(sign, int) and sign == 1 else sign * (probability - 0.5) + 0.5
 
     def cdf(self, value):
-        value = _tensor(value)
+        sign, value = self._sign("cdf"), _tensor(value)
         for transform in reversed(self.transforms):
             value = transform.inv(value)
-        return self._monotonized(self.base_dist.cdf(value))
+        return self._monotonized(sign, self.base_dist.cdf(value))
 
     def icdf(self, value):
-        value = self.base_dist.icdf(self._monotonized(_probabilities(f"{type(self).__name__}.icdf", value)))
-        for transform in self.transforms:
-            value = transform(value)
-        return value
+        probability = _probabilities(f"{type(self).__name__}.icdf", value)
+        return self._forward(self.base_dist.icdf(self._monotonized(self._sign("icdf"), probability)))
 
 
 class LogNormal(TransformedDistribution):

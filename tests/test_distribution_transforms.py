@@ -270,3 +270,12 @@ def test_constraints_check_as_torch_and_set_event_dims():
     swapped = D.TransformedDistribution(D.Normal(mg.zeros(2), mg.tensor([1.0, 3.0])), Swap())
     assert (swapped.batch_shape, swapped.event_shape, Swap().event_dim) == ((), (2,), 1)
     np.testing.assert_allclose(swapped.log_prob(mg.tensor([0.3, 0.1])).item(), D.Normal(mg.zeros(2), mg.tensor([1.0, 3.0])).log_prob(mg.tensor([0.1, 0.3])).sum().item())
+    with pytest.raises(NotImplementedError, match=r"TransformedDistribution.cdf: needs monotone elementwise transforms"):
+        swapped.cdf(mg.tensor([0.3, 0.1]))
+    # KL through a user's map: the same object is the same map; another instance may hold other
+    # parameters (a network), so the pair is refused rather than given the bases' KL
+    swap = Swap()
+    base, other = D.Independent(D.Normal(mg.zeros(2), mg.ones(2)), 1), D.Independent(D.Normal(mg.ones(2), mg.ones(2)), 1)
+    np.testing.assert_allclose(D.kl_divergence(D.TransformedDistribution(base, swap), D.TransformedDistribution(other, swap)).item(), 1.0)
+    with pytest.raises(NotImplementedError, match="with different transforms"):
+        D.kl_divergence(D.TransformedDistribution(base, Swap()), D.TransformedDistribution(other, Swap()))

@@ -385,6 +385,36 @@ def test_kl_divergence_of_binomials():
         D.kl_divergence(D.Binomial(n, p), D.Binomial(n + 1.0, q))
 
 
+@pytest.mark.parametrize("form", ["probs", "logits"])
+def test_multinomial_as_torch(form):
+    """log p of count vectors, the mean and the variance against torch's to second order; the
+    entropy against the sum over all 56 count vectors of 5 draws of 4 classes (torch's takes
+    log 5! in float32 and is 6e-8 off); seeded draws' moments; bad values named."""
+    logits = np.random.default_rng(12).standard_normal((2, 4))
+    params = np.exp(logits) if form == "probs" else logits
+    values = np.array([[1.0, 0.0, 3.0, 1.0], [0.0, 0.0, 5.0, 0.0]])
+    _compare(lambda p: D.Multinomial(5, **{form: p}).log_prob(values), lambda p: TD.Multinomial(5, **{form: p}).log_prob(torch.tensor(values)),
+             [params], second=True)
+    for statistic in ("mean", "variance"):
+        _compare(lambda p: getattr(D.Multinomial(5, **{form: p}), statistic), lambda p: getattr(TD.Multinomial(5, **{form: p}), statistic),
+                 [params], second=True)
+    d = D.Multinomial(5, **{form: mg.tensor(params)})
+    every = np.array([c for c in np.ndindex(6, 6, 6, 6) if sum(c) == 5], dtype=np.float64)
+    log_p = d.log_prob(mg.tensor(every[:, None, :])).data  # (56, 2)
+    np.testing.assert_allclose(np.exp(log_p).sum(0), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(d.entropy().data, -(np.exp(log_p) * log_p).sum(0), rtol=1e-13)
+    assert (d.batch_shape, d.event_shape) == ((2,), (4,))
+    mg.manual_seed(4)
+    draws = d.sample((20_000,)).data
+    assert draws.shape == (20_000, 2, 4) and (draws.sum(-1) == 5).all()
+    np.testing.assert_allclose(draws.mean(0), d.mean.data, atol=0.05)
+    np.testing.assert_allclose(draws.var(0), d.variance.data, rtol=0.06, atol=0.01)
+    with pytest.raises(ValueError, match=r"Multinomial.log_prob: values must be count vectors summing to total_count \(5\)"):
+        d.log_prob(np.array([1.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="Multinomial: total_count must be a whole number ≥ 0 \\(one for the whole batch"):
+        D.Multinomial(np.array([2, 3]), probs=[0.5, 0.5])
+
+
 def test_count_families_name_bad_parameters_and_values():
     """Binomial's entropy sums over each entry's own total count, where PyTorch needs one for all."""
     for call, message in [
