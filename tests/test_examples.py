@@ -37,6 +37,13 @@ def _torch_twin(model, module):
     return module
 
 
+def _same_gradients(model, module):
+    """`model`'s gradients are its PyTorch twin's (Linear's (in, out) against PyTorch's (out, in))."""
+    for (name, p), (tname, tp) in zip(model.named_parameters(), module.named_parameters(), strict=True):
+        g = p.grad.data.T if p.grad.ndim == 2 else p.grad.data
+        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"{name} / {tname}")
+
+
 def _same(model, module, losses, tlosses):
     np.testing.assert_allclose(losses, tlosses, rtol=0, atol=TOL)
     theirs = {k: v.detach().numpy() for k, v in module.state_dict().items()}
@@ -412,9 +419,7 @@ def test_vae_is_a_torch_program_and_computes_what_it_does(monkeypatch, capsys):
     np.testing.assert_allclose(elbo.item(), telbo.item(), rtol=1e-12)
     elbo.backward()
     telbo.backward()
-    for (name, p), (tname, tp) in zip(ours.named_parameters(), twin.named_parameters(), strict=True):
-        g = p.grad.data.T if p.grad.ndim == 2 else p.grad.data  # Linear's (in, out) against PyTorch's (out, in)
-        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"{name} / {tname}")
+    _same_gradients(ours, twin)
     monkeypatch.undo()
     mg.manual_seed(2)
     torch.manual_seed(2)
@@ -465,9 +470,7 @@ def test_flow_is_a_torch_program_and_computes_what_it_does(capsys):
     nll, their_nll = ours.nll(x), twin.nll(tx)
     nll.backward()
     their_nll.backward()
-    for (name, p), (tname, tp) in zip(ours.named_parameters(), twin.named_parameters(), strict=True):
-        g = p.grad.data.T if p.grad.ndim == 2 else p.grad.data  # Linear's (in, out) against PyTorch's (out, in)
-        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"{name} / {tname}")
+    _same_gradients(ours, twin)
     ours.zero_grad()
     twin.zero_grad()
     history = ex.train(ours, points, 40)
