@@ -30,11 +30,21 @@ def _tensor(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
+def _parameter(x):
+    """A map's parameter: a Python number stays one, so that it takes the dtype of what the map
+    is applied to (an AffineTransform(0.5, 2.0) keeps float32 draws float32), else a tensor."""
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else _tensor(x)
+
+
+def _data(parameter):
+    return parameter.data if isinstance(parameter, Tensor) else np.asarray(parameter)
+
+
 def _sign_of(parameter):
     """Whether a map x ↦ parameter · x (or x^parameter) increases (+1) or decreases (−1) x: one
     number when every entry agrees, else a tensor of them."""
-    signs = np.unique(np.sign(parameter.data))
-    return int(signs[0]) if len(signs) == 1 else Tensor(np.sign(parameter.data))
+    signs = np.unique(np.sign(_data(parameter)))
+    return int(signs[0]) if len(signs) == 1 else Tensor(np.sign(_data(parameter)))
 
 
 def sum_rightmost(x, n):
@@ -105,7 +115,7 @@ class Transform:
         return None
 
     def _broadcast(self, shape, *parameters):
-        return tuple(np.broadcast_shapes(tuple(shape), *(p.shape for p in parameters)))
+        return tuple(np.broadcast_shapes(tuple(shape), *(np.shape(_data(p)) for p in parameters)))
 
     def __repr__(self):
         return f"{type(self).__name__}()"
@@ -124,7 +134,7 @@ def same_map(a, b):
     if isinstance(a, ComposeTransform):
         return len(a.parts) == len(b.parts) and all(map(same_map, a.parts, b.parts))
     ours, theirs = a._parameters(), b._parameters()
-    return ours is not None and all(np.array_equal(x.data, y.data) for x, y in zip(ours, theirs, strict=True))
+    return ours is not None and all(np.array_equal(_data(x), _data(y)) for x, y in zip(ours, theirs, strict=True))
 
 
 def _check_in(transform, what, space, values):
@@ -236,7 +246,7 @@ class AffineTransform(Transform):
 
     def __init__(self, loc, scale, event_dim=0, cache_size=0):
         super().__init__(cache_size)
-        self.loc, self.scale = _tensor(loc), _tensor(scale)
+        self.loc, self.scale = _parameter(loc), _parameter(scale)
         self.domain = self.codomain = constraints.independent(constraints.real, int(event_dim)) if event_dim else constraints.real
         self.sign = _sign_of(self.scale)
 
@@ -253,11 +263,16 @@ class AffineTransform(Transform):
         return (self.loc, self.scale)
 
     def log_abs_det_jacobian(self, x, y):
-        shape = np.broadcast_shapes(x.shape, self.scale.shape)
-        return sum_rightmost(self.scale.abs().log().broadcast_to(shape), self.event_dim)
+        shape = self._broadcast(x.shape, self.scale)
+        if isinstance(self.scale, Tensor):
+            log_scale = self.scale.abs().log().broadcast_to(shape)
+        else:
+            log_scale = Tensor(np.full(shape, math.log(abs(self.scale)), dtype=x.dtype))
+        return sum_rightmost(log_scale, self.event_dim)
 
     def __repr__(self):
-        return f"AffineTransform(loc: {self.loc.shape}, scale: {self.scale.shape}, event_dim={self.event_dim})"
+        loc, scale = (np.shape(_data(p)) for p in (self.loc, self.scale))
+        return f"AffineTransform(loc: {loc}, scale: {scale}, event_dim={self.event_dim})"
 
 
 class SigmoidTransform(_FixedMap):
@@ -319,7 +334,7 @@ class PowerTransform(Transform):
 
     def __init__(self, exponent, cache_size=0):
         super().__init__(cache_size)
-        self.exponent = _tensor(exponent)
+        self.exponent = _parameter(exponent)
         self.sign = _sign_of(self.exponent)
 
     def _call(self, x):
@@ -338,4 +353,4 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def __repr__(self):
-        return f"PowerTransform(exponent: {self.exponent.shape})"
+        return f"PowerTransform(exponent: {np.shape(_data(self.exponent))})"

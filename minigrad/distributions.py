@@ -58,6 +58,18 @@ def _tensor(x, dtype=None):
     return x if isinstance(x, Tensor) else Tensor(np.asarray(x, dtype=dtype or np.result_type(np.asarray(x).dtype, np.float64)))
 
 
+def _together(*values):
+    """Parameters as tensors, the Python numbers among them in the floating dtype of the others
+    (PyTorch's broadcast_all: `Normal(0.0, scale)` is float32 for a float32 scale), float64 alone."""
+    given = [_tensor(v) for v in values if not _is_number(v)]
+    dtype = np.result_type(*(t.dtype for t in given), np.float16) if given else np.float64
+    return tuple(_tensor(v, dtype) if _is_number(v) else _tensor(v) for v in values)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _check(name, what, ok, values):
     if not np.all(ok):
         raise ValueError(f"{name}: {what}, got {np.asarray(values).ravel()[:8].tolist()}")
@@ -131,7 +143,7 @@ class Normal(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale):
-        self.loc, self.scale = _tensor(loc), _tensor(scale)
+        self.loc, self.scale = _together(loc, scale)
         _check("Normal", "scale must be positive", self.scale.data > 0, self.scale.data)
         self.batch_shape = np.broadcast_shapes(self.loc.shape, self.scale.shape)
 
@@ -175,7 +187,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high):
-        self.low, self.high = _tensor(low), _tensor(high)
+        self.low, self.high = _together(low, high)
         _check("Uniform", "low must be below high", self.low.data < self.high.data, self.high.data - self.low.data)
         self.batch_shape = np.broadcast_shapes(self.low.shape, self.high.shape)
 
@@ -226,7 +238,8 @@ class _LocationScale(Distribution):
 
     def __init__(self, loc, scale):
         name = type(self).__name__
-        self.loc, self.scale = _tensor(loc), _positive(name, "scale", _tensor(scale))
+        loc, scale = _together(loc, scale)
+        self.loc, self.scale = loc, _positive(name, "scale", scale)
         self.batch_shape = np.broadcast_shapes(self.loc.shape, self.scale.shape)
 
     def _parameters(self):
@@ -486,8 +499,8 @@ class Gamma(Distribution):
     has_rsample = True
 
     def __init__(self, concentration, rate):
-        self.concentration = _positive("Gamma", "concentration", _tensor(concentration))
-        self.rate = _positive("Gamma", "rate", _tensor(rate))
+        concentration, rate = _together(concentration, rate)
+        self.concentration, self.rate = _positive("Gamma", "concentration", concentration), _positive("Gamma", "rate", rate)
         self.batch_shape = np.broadcast_shapes(self.concentration.shape, self.rate.shape)
 
     def _parameters(self):
@@ -571,8 +584,9 @@ class Beta(Distribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0):
-        self.concentration1 = _positive("Beta", "concentration1", _tensor(concentration1))
-        self.concentration0 = _positive("Beta", "concentration0", _tensor(concentration0))
+        concentration1, concentration0 = _together(concentration1, concentration0)
+        self.concentration1 = _positive("Beta", "concentration1", concentration1)
+        self.concentration0 = _positive("Beta", "concentration0", concentration0)
         self.batch_shape = np.broadcast_shapes(self.concentration1.shape, self.concentration0.shape)
 
     def _parameters(self):
@@ -630,8 +644,8 @@ class StudentT(Distribution):
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0):
-        self.df = _positive("StudentT", "df", _tensor(df))
-        self.loc, self.scale = _tensor(loc), _positive("StudentT", "scale", _tensor(scale))
+        df, loc, scale = _together(df, loc, scale)
+        self.df, self.loc, self.scale = _positive("StudentT", "df", df), loc, _positive("StudentT", "scale", scale)
         self.batch_shape = np.broadcast_shapes(self.df.shape, self.loc.shape, self.scale.shape)
 
     def _parameters(self):
@@ -1241,8 +1255,8 @@ class Weibull(TransformedDistribution):
     E ~ Exp(1) (PyTorch's construction), CDF 1 − e^(−(x/λ)ᵏ); lifetimes, wind speeds."""
 
     def __init__(self, scale, concentration):
-        self.scale = _positive("Weibull", "scale", _tensor(scale))
-        self.concentration = _positive("Weibull", "concentration", _tensor(concentration))
+        scale, concentration = _together(scale, concentration)
+        self.scale, self.concentration = _positive("Weibull", "scale", scale), _positive("Weibull", "concentration", concentration)
         shape = np.broadcast_shapes(self.scale.shape, self.concentration.shape)
         ones = Tensor(np.ones(shape, dtype=np.result_type(self.scale.dtype, self.concentration.dtype)))
         super().__init__(Exponential(ones), [PowerTransform(1.0 / self.concentration), AffineTransform(0.0, self.scale)])
@@ -1270,7 +1284,8 @@ class Pareto(TransformedDistribution):
     ∞ for α ≤ 2, as in PyTorch."""
 
     def __init__(self, scale, alpha):
-        self.scale, self.alpha = _positive("Pareto", "scale", _tensor(scale)), _positive("Pareto", "alpha", _tensor(alpha))
+        scale, alpha = _together(scale, alpha)
+        self.scale, self.alpha = _positive("Pareto", "scale", scale), _positive("Pareto", "alpha", alpha)
         rate = self.alpha + 0.0 * self.scale  # the base holds every entry's own draw
         super().__init__(Exponential(rate), [ExpTransform(), AffineTransform(0.0, self.scale)])
 
@@ -1302,8 +1317,9 @@ def _clamped_uniforms(name, shape, dtype):
     return Tensor(np.clip(generator_for(name).random(shape), eps, 1.0 - eps).astype(dtype))
 
 
-def _temperature(name, temperature):
-    return _positive(name, "temperature", _tensor(temperature))
+def _temperature(name, temperature, like):
+    """A relaxation's temperature; a Python number takes the dtype of the probabilities `like`."""
+    return _positive(name, "temperature", _tensor(temperature, like.dtype) if _is_number(temperature) else _tensor(temperature))
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -1314,9 +1330,9 @@ class LogitRelaxedBernoulli(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None):
-        self.temperature = _temperature(type(self).__name__, temperature)
         coin = Bernoulli(probs=probs, logits=logits)
         self.probs, self.logits, self.batch_shape = coin.probs, coin.logits, coin.batch_shape
+        self.temperature = _temperature(type(self).__name__, temperature, self.probs)
 
     def _parameters(self):
         return {"temperature": self.temperature, "probs": self.probs}
@@ -1359,9 +1375,9 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None):
-        self.temperature = _temperature(type(self).__name__, temperature)
         classes = Categorical(probs=probs, logits=logits)
         self.probs, self.logits = classes.probs, classes.logits
+        self.temperature = _temperature(type(self).__name__, temperature, self.probs)
         self.batch_shape, self.event_shape = classes.batch_shape, self.probs.shape[-1:]
 
     def _parameters(self):

@@ -232,6 +232,8 @@ def _inverse_erf(magnitude, complement):
     above 1/2 the residual is complement − erfc(x), which does not cancel. Each step triples the
     correct digits once they are few; the iteration stops when a step no longer moves x. Beyond
     x ≈ 26 (complements below 1e-300) f′ ∝ e^(−x²) underflows: `_inverse_erfc_tail` solves there."""
+    shape = np.shape(magnitude)
+    magnitude, complement = np.atleast_1d(magnitude), np.atleast_1d(complement)  # arrays, for the masks below
     inside = (complement > 0.0) & (magnitude <= 1.0)
     deep = inside & (complement < 1e-300)
     halley = inside & ~deep
@@ -255,7 +257,7 @@ def _inverse_erf(magnitude, complement):
             near, far = near & moving, far & moving  # the entries that converged keep their residuals' 0
             residual[~moving] = 0.0
         x[deep] = _inverse_erfc_tail(complement[deep])
-    return np.where(inside, x, np.where(complement == 0.0, np.inf, np.nan))
+    return np.where(inside, x, np.where(complement == 0.0, np.inf, np.nan)).reshape(shape)
 
 
 _MAX_HALLEY_STEPS = 12

@@ -757,3 +757,18 @@ def test_bad_parameters_and_values_are_named():
         D.MultivariateNormal(LOC, covariance_matrix=-COV)
     with pytest.raises(ValueError, match="Uniform: low must be below high"):
         D.Uniform(1.0, 1.0)
+
+
+def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
+    """As PyTorch's broadcast_all: `Normal(0.0, scale)` of a float32 scale draws, and scores, in
+    float32 (a Python number is not float64 data), and so do the transforms' numbers."""
+    f32 = mg.tensor(np.array([1.0, 2.0], dtype=np.float32))
+    families = [D.Normal(0.0, f32), D.Uniform(0.0, f32), D.Laplace(0.0, f32), D.Gumbel(0.0, f32), D.HalfNormal(f32), D.LogNormal(0.0, f32),
+                D.Gamma(2.0, f32), D.Beta(2.0, f32), D.StudentT(3.0, 0.0, f32), D.Weibull(f32, 2.0), D.Pareto(1.0, f32 + 2.0),
+                D.RelaxedBernoulli(0.5, probs=f32 / 3.0), D.RelaxedOneHotCategorical(0.5, probs=f32),
+                D.TransformedDistribution(D.Normal(f32 * 0.0, f32), [D.AffineTransform(1.5, -2.0), D.TanhTransform()])]
+    mg.manual_seed(0)
+    for d in families:
+        draws = d.rsample((3,))
+        assert draws.dtype == np.float32 and d.log_prob(draws).dtype == np.float32, d
+    assert D.Normal(0.0, 1.0).rsample().dtype == np.float64

@@ -92,6 +92,9 @@ def test_erfinv_within_one_ulp_of_mpmath_and_at_its_edges():
     x32 = mg.tensor(np.linspace(-0.9, 0.9, 5, dtype=np.float32), requires_grad=True)
     (g,) = mg.gradients(x32.erfinv().sum(), [x32])
     assert x32.erfinv().dtype == np.float32 and g.dtype == np.float32
+    for scalar in (0.3, np.float32(-0.999), 1.0):  # 0-d inputs too
+        assert mg.erfinv(scalar).shape == () and mg.ndtri(np.float32(0.3)).dtype == np.float32
+        np.testing.assert_allclose(mg.erfinv(scalar).item(), float(mpmath.erfinv(float(scalar))) if scalar != 1.0 else np.inf, rtol=1e-7)
     value, (grad,) = jit.compile(lambda t: t.erfinv().sum(), backward=True)(ys[:41])
     np.testing.assert_allclose(grad.data, math.sqrt(math.pi) / 2 * np.exp(want[:41] ** 2), rtol=1e-13)
 
