@@ -1,9 +1,9 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace, Cauchy,
 Gumbel, HalfNormal, HalfCauchy, Exponential, Weibull, Pareto, Gamma, Chi2, StudentT, Beta,
-Dirichlet, Categorical, OneHotCategorical and Bernoulli; the counts Poisson, Binomial, Multinomial,
-Geometric and NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli and
-RelaxedOneHotCategorical; Independent (batch dimensions read as an event's), MixtureSameFamily (a
-mixture of K of one family) and TransformedDistribution (a base distribution pushed through the
+Dirichlet, Categorical, OneHotCategorical, Bernoulli and ContinuousBernoulli; the counts Poisson,
+Binomial, Multinomial, Geometric and NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli
+and RelaxedOneHotCategorical; Independent (batch dimensions read as an event's), MixtureSameFamily
+(a mixture of K of one family) and TransformedDistribution (a base distribution pushed through the
 invertible maps of `minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`,
 `sample`, `rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
 
@@ -38,7 +38,7 @@ from .tensor import Tensor
 sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = transforms, constraints
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
     "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
@@ -923,6 +923,88 @@ class Binomial(Distribution):
         return -where(inside, log_pmf.exp() * log_pmf, 0.0).sum(axis=0)
 
 
+class ContinuousBernoulli(Distribution):
+    """The continuous Bernoulli on [0, 1] (Loaiza-Ganem and Cunningham, 2019), elementwise: density
+    C(p) pˣ (1 − p)¹⁻ˣ, the likelihood of a VAE's grey-level pixels that the Bernoulli's is not (it
+    does not integrate to 1 over [0, 1]). Near p = 1/2, where C's formula is 0/0, its statistics
+    are Taylor series, in the same window as PyTorch's (`lims`); `rsample` through `icdf`."""
+
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501)):
+        coin = Bernoulli(probs=probs, logits=logits)
+        eps = float(np.finfo(coin.probs.dtype).eps)
+        self.probs = coin.probs.clamp(eps, 1.0 - eps)  # as PyTorch's clamp_probs
+        self.logits, self.batch_shape, self._lims = coin.logits, coin.batch_shape, lims
+
+    def _parameters(self):
+        return {"probs": self.probs}
+
+    def _stable(self):
+        """Where p is outside the window around 1/2 (the closed forms hold), as numpy booleans."""
+        p = self.probs.data
+        return (p <= self._lims[0]) | (p > self._lims[1])
+
+    def _cut(self):
+        """p where the closed forms hold, the window's lower edge elsewhere (their unused branch
+        finite, so that no NaN reaches a gradient)."""
+        return where(self._stable(), self.probs, self._lims[0] + 0.0 * self.probs)
+
+    def _log_norm(self):
+        """log C(p) = log |log((1 − p)/p)| − log |1 − 2p|; log 2 + (4/3 + 104/45 x) x, x = (p − 1/2)², near 1/2."""
+        p = self._cut()
+        below = p.data <= 0.5  # log |1 − 2p| by its side of 1/2, the other side's entries moved to 0 and 1
+        gap = where(below, (-2.0 * where(below, p, 0.0)).log1p(), (2.0 * where(below, 1.0, p) - 1.0).log())
+        closed = ((-p).log1p() - p.log()).abs().log() - gap
+        x = (self.probs - 0.5) * (self.probs - 0.5)
+        return where(self._stable(), closed, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x)
+
+    @property
+    def mean(self):
+        p = self._cut()
+        closed = p / (2.0 * p - 1.0) + 1.0 / ((-p).log1p() - p.log())
+        x = self.probs - 0.5
+        return where(self._stable(), closed, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x * x) * x)
+
+    @property
+    def variance(self):
+        p = self._cut()
+        logit = (-p).log1p() - p.log()
+        closed = p * (p - 1.0) / ((1.0 - 2.0 * p) * (1.0 - 2.0 * p)) + 1.0 / (logit * logit)
+        x = (self.probs - 0.5) * (self.probs - 0.5)
+        return where(self._stable(), closed, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x)
+
+    def rsample(self, sample_shape=()):
+        u = _standard_draws("ContinuousBernoulli.rsample", "random", self._draw_shape(sample_shape), self.probs.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        """x logit − softplus(logit) + log C(p): the Bernoulli's log-likelihood, normalized on [0, 1]."""
+        value = _tensor(value, self.probs.dtype)
+        _check("ContinuousBernoulli.log_prob", "values must lie in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
+        return value * self.logits - softplus(self.logits) + self._log_norm()
+
+    def cdf(self, value):
+        """(1 − p) expm1(x log(p/(1 − p))) / (2p − 1): PyTorch's (pˣ (1 − p)¹⁻ˣ + p − 1) / (2p − 1),
+        written without its cancellation for small x."""
+        value = _tensor(value, self.probs.dtype)
+        p = self._cut()
+        closed = (1.0 - p) * (value * (p.log() - (-p).log1p())).expm1() / (2.0 * p - 1.0)
+        return where(self._stable(), closed, value).clamp(0.0, 1.0)
+
+    def icdf(self, value):
+        """log1p(u (2p − 1)/(1 − p)) / log(p/(1 − p)), the inverse of the CDF above (PyTorch's
+        difference of two log1p, which cancels for small u, written as one)."""
+        value = _probabilities("ContinuousBernoulli.icdf", value)
+        p = self._cut()
+        closed = (value * (2.0 * p - 1.0) / (1.0 - p)).log1p() / (p.log() - (-p).log1p())
+        return where(self._stable(), closed, value)
+
+    def entropy(self):
+        log_q, log_p = (-self.probs).log1p(), self.probs.log()
+        return self.mean * (log_q - log_p) - self._log_norm() - log_q
+
+
 class Multinomial(Distribution):
     """Counts of the K classes in `total_count` independent draws of a Categorical(`probs` or
     `logits`): P(x) = n! / Πₖ xₖ! · Πₖ pₖ^xₖ over count vectors x summing to n. One total count for
@@ -1549,6 +1631,10 @@ def _kl_pareto_pareto(p, q):
     return where(p.scale.data < q.scale.data, np.inf, kl)
 
 
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    return p.mean * (p.logits - q.logits) + p._log_norm() + (-p.probs).log1p() - q._log_norm() - (-q.probs).log1p()
+
+
 def _kl_gumbel_gumbel(p, q):
     """log(β_q/β_p) + (μ_p − μ_q)/β_q + γ(β_p/β_q − 1) + e^((μ_q − μ_p)/β_q) Γ(1 + β_p/β_q) − 1 (PyTorch's)."""
     ratio = p.scale / q.scale
@@ -1612,6 +1698,7 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (Exponential, Exponential): _kl_exponential_exponential,
     (Laplace, Laplace): _kl_laplace_laplace,
     (Gumbel, Gumbel): _kl_gumbel_gumbel,
+    (ContinuousBernoulli, ContinuousBernoulli): _kl_continuous_bernoulli_continuous_bernoulli,
     (Cauchy, Cauchy): _kl_cauchy_cauchy,
     (HalfNormal, HalfNormal): _kl_halfnormal_halfnormal,
     (Pareto, Pareto): _kl_pareto_pareto,

@@ -116,6 +116,7 @@ DF = np.array([0.7, 1.5, 2.0, 4.0])  # StudentT: no mean, infinite variance, the
 COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
 PROBS = RNG.uniform(0.1, 0.6, 3)  # success probabilities, below 1 also after the KL test's + 0.25
 SHAPES = RNG.uniform(0.5, 3.0, 3)
+CB_PROBS = np.array([0.2, 0.5004, 0.7])  # the middle one inside the window of Taylor series around 1/2
 MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in its support, has a cdf)
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], X, True),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], X, True),
@@ -132,6 +133,7 @@ MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in i
     "halfcauchy": (D.HalfCauchy, TD.HalfCauchy, [SCALE], np.abs(X), True),
     "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], np.exp(X), True),
     "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES + 2.0], SCALE * (1.0 + np.exp(X)), True),  # finite variance: α > 2
+    "continuous_bernoulli": (D.ContinuousBernoulli, TD.ContinuousBernoulli, [CB_PROBS], RNG.uniform(0.05, 0.95, (2, 3)), True),
 }
 
 
@@ -183,6 +185,7 @@ QUANTILES = {  # name: (minigrad's distribution, torch's, its parameters, ones a
     "halfcauchy": (D.HalfCauchy, TD.HalfCauchy, [SCALE], [SCALE]),
     "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], [SCALE, SHAPES]),
     "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES], [SCALE, SHAPES]),
+    "continuous_bernoulli": (D.ContinuousBernoulli, TD.ContinuousBernoulli, [CB_PROBS], [CB_PROBS]),
 }
 
 
@@ -562,6 +565,8 @@ UNBIASED = {  # name: (per-draw values of the parameters' rsample, their expecta
     "laplace": (lambda m, b: D.Laplace(m, b).rsample() ** 2, lambda m, b: m * m + 2 * b * b, [[0.5, -1.0], [1.5, 0.7]]),
     "lognormal": (lambda m, s: D.LogNormal(m, s).rsample(), lambda m, s: torch.exp(m + s * s / 2), [[0.5, -1.0], [0.5, 0.3]]),
     "exponential": (lambda r: D.Exponential(r).rsample(), lambda r: 1 / r, [[0.5, 3.0]]),
+    "continuous bernoulli": (lambda p: D.ContinuousBernoulli(p).rsample(), lambda p: TD.ContinuousBernoulli(p).mean, [[0.2, 0.8]]),
+    "weibull": (lambda s, k: D.Weibull(s, k).rsample(), lambda s, k: s * torch.exp(torch.lgamma(1 + 1 / k)), [[0.5, 2.0], [0.7, 3.0]]),
 }
 
 
@@ -757,6 +762,19 @@ def test_bad_parameters_and_values_are_named():
         D.MultivariateNormal(LOC, covariance_matrix=-COV)
     with pytest.raises(ValueError, match="Uniform: low must be below high"):
         D.Uniform(1.0, 1.0)
+
+
+def test_continuous_bernoulli_integrates_to_one_across_its_window():
+    """The density integrates to 1 for p on both sides of 1/2 and inside the window where its
+    normalizer is a Taylor series, and the series meets the closed form at the window's edge."""
+    p = np.array([0.01, 0.3, 0.4989, 0.499, 0.4995, 0.5, 0.5008, 0.5011, 0.9, 0.999])
+    grid = np.linspace(0.0, 1.0, 400_001)
+    density = D.ContinuousBernoulli(p[:, None]).log_prob(grid[None, :]).exp().data
+    np.testing.assert_allclose(np.trapezoid(density, grid, axis=1), 1.0, rtol=1e-9)
+    # the closed forms lose ~ε / (1 − 2p)² to cancellation at the edge, ~3e-11
+    edge = D.ContinuousBernoulli(np.array([0.499, np.nextafter(0.499, 1.0)]))
+    np.testing.assert_allclose(edge.mean.data[0], edge.mean.data[1], rtol=1e-10)
+    np.testing.assert_allclose(edge.entropy().data[0], edge.entropy().data[1], atol=1e-10)
 
 
 def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
