@@ -4,8 +4,9 @@ Dirichlet, Categorical, OneHotCategorical, Bernoulli and ContinuousBernoulli; th
 Binomial, Multinomial, Geometric and NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli
 and RelaxedOneHotCategorical; Independent (batch dimensions read as an event's), MixtureSameFamily
 (a mixture of K of one family) and TransformedDistribution (a base distribution pushed through the
-invertible maps of `minigrad.distributions.transforms`). With `log_prob`, `entropy`, `cdf`, `icdf`,
-`sample`, `rsample` (the reparameterization trick: every continuous family) and `kl_divergence`.
+invertible maps of `minigrad.distributions.transforms`). With `log_prob`, `entropy`, `mean`, `mode`,
+`variance`, `cdf`, `icdf`, `sample`, `rsample` (the reparameterization trick: every continuous
+family) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -30,7 +31,7 @@ from .bijectors import (
 )
 from .creation import generator_for
 from .errors import ShapeError
-from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, where
+from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, stack, where
 from .tensor import Tensor
 
 # `from torch.distributions.transforms import Transform` (and `.constraints`), as PyTorch programs
@@ -119,6 +120,10 @@ class Distribution:
         raise NotImplementedError(f"{type(self).__name__} has no mean in closed form (nor in PyTorch): average samples")
 
     @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self).__name__} has no mode in closed form (nor in PyTorch)")
+
+    @property
     def variance(self):
         raise NotImplementedError(f"{type(self).__name__} has no variance in closed form (nor in PyTorch): use samples")
 
@@ -152,6 +157,10 @@ class Normal(Distribution):
 
     @property
     def mean(self):
+        return self.loc.broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
         return self.loc.broadcast_to(self.batch_shape)
 
     @property
@@ -199,6 +208,10 @@ class Uniform(Distribution):
         return ((self.low + self.high) * 0.5).broadcast_to(self.batch_shape)
 
     @property
+    def mode(self):
+        return Tensor(np.full(self.batch_shape, np.nan, dtype=self.low.dtype))  # every point of the interval: none
+
+    @property
     def variance(self):
         width = self.high - self.low
         return (width * width / 12.0).broadcast_to(self.batch_shape)
@@ -244,6 +257,10 @@ class _LocationScale(Distribution):
 
     def _parameters(self):
         return {"loc": self.loc, "scale": self.scale}
+
+    @property
+    def mode(self):
+        return self.loc.broadcast_to(self.batch_shape)
 
     def rsample(self, sample_shape=()):
         """loc + scale · ε: differentiable in loc and scale."""
@@ -378,6 +395,10 @@ class Exponential(Distribution):
         return 1.0 / self.rate
 
     @property
+    def mode(self):
+        return Tensor(np.zeros(self.batch_shape, dtype=self.rate.dtype))
+
+    @property
     def variance(self):
         return 1.0 / (self.rate * self.rate)
 
@@ -440,6 +461,10 @@ class MultivariateNormal(Distribution):
 
     @property
     def mean(self):
+        return self.loc.broadcast_to(self.batch_shape + self.event_shape)
+
+    @property
+    def mode(self):
         return self.loc.broadcast_to(self.batch_shape + self.event_shape)
 
     @property
@@ -511,6 +536,10 @@ class Gamma(Distribution):
         return (self.concentration / self.rate).broadcast_to(self.batch_shape)
 
     @property
+    def mode(self):
+        return ((self.concentration - 1.0) / self.rate).clamp(0.0).broadcast_to(self.batch_shape)
+
+    @property
     def variance(self):
         return (self.concentration / (self.rate * self.rate)).broadcast_to(self.batch_shape)
 
@@ -555,6 +584,14 @@ class Dirichlet(Distribution):
         return self.concentration / self.concentration.sum(axis=-1, keepdims=True)
 
     @property
+    def mode(self):
+        """(α − 1)₊ / Σ (α − 1)₊; NaN where every α is at most 1 (the density has no single peak)."""
+        excess = (self.concentration - 1.0).clamp(0.0)
+        total = excess.sum(axis=-1, keepdims=True)
+        none = np.broadcast_to((total.data == 0), excess.shape)
+        return where(none, np.nan, excess / where(none, 1.0, total))
+
+    @property
     def variance(self):
         total = self.concentration.sum(axis=-1, keepdims=True)
         return self.concentration * (total - self.concentration) / (total * total * (total + 1.0))
@@ -595,6 +632,10 @@ class Beta(Distribution):
     @property
     def mean(self):
         return (self.concentration1 / (self.concentration1 + self.concentration0)).broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        return Dirichlet(stack([self.concentration1 + 0.0 * self.concentration0, self.concentration0 + 0.0 * self.concentration1], axis=-1)).mode[..., 0]
 
     @property
     def variance(self):
@@ -656,6 +697,10 @@ class StudentT(Distribution):
         """loc where df > 1, NaN elsewhere."""
         loc = self.loc.broadcast_to(self.batch_shape)
         return where(np.broadcast_to(self.df.data > 1, self.batch_shape), loc, Tensor(np.asarray(np.nan, dtype=loc.dtype)))
+
+    @property
+    def mode(self):
+        return self.loc.broadcast_to(self.batch_shape)
 
     @property
     def variance(self):
@@ -745,6 +790,10 @@ class Categorical(Distribution):
         """Undefined for classes, NaN as in PyTorch."""
         return Tensor(np.full(self.batch_shape, np.nan, dtype=self.probs.dtype))
 
+    @property
+    def mode(self):
+        return Tensor(self.probs.data.argmax(axis=-1))
+
     variance = mean  # undefined as well, and NaN (so is `stddev`), as in PyTorch
 
     def sample(self, sample_shape=()):
@@ -791,6 +840,10 @@ class OneHotCategorical(_BernoulliMarginals):
         self.probs, self.logits = self._categorical.probs, self._categorical.logits
         self.batch_shape, self.event_shape = self._categorical.batch_shape, self.probs.shape[-1:]
 
+    @property
+    def mode(self):
+        return Tensor(np.eye(self.event_shape[0], dtype=self.probs.dtype)[self.probs.data.argmax(axis=-1)])
+
     def sample(self, sample_shape=()):
         classes = self._categorical.sample(sample_shape).data
         return Tensor(np.eye(self.event_shape[0], dtype=self.probs.dtype)[classes])
@@ -822,6 +875,12 @@ class Bernoulli(_BernoulliMarginals):
             self.probs = self.logits.sigmoid()
         self.batch_shape = self.probs.shape
 
+    @property
+    def mode(self):
+        """1 where p > 1/2, 0 below, NaN at 1/2 (both are), as PyTorch's."""
+        p = self.probs.data
+        return Tensor(np.where(p == 0.5, np.nan, (p > 0.5).astype(p.dtype)))
+
     def sample(self, sample_shape=()):
         shape = _shape(sample_shape) + tuple(self.batch_shape)
         return Tensor((generator_for("Bernoulli.sample").random(shape) < self.probs.data).astype(self.probs.dtype))
@@ -851,6 +910,10 @@ class Poisson(Distribution):
     @property
     def mean(self):
         return self.rate
+
+    @property
+    def mode(self):
+        return Tensor(np.floor(self.rate.data))
 
     @property
     def variance(self):
@@ -896,6 +959,10 @@ class Binomial(Distribution):
     @property
     def mean(self):
         return (self.total_count * self.probs).broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        return Tensor(np.minimum(np.floor((self.total_count.data + 1.0) * self.probs.data), self.total_count.data))
 
     @property
     def variance(self):
@@ -1066,6 +1133,10 @@ class Geometric(Distribution):
         return 1.0 / self.probs - 1.0
 
     @property
+    def mode(self):
+        return Tensor(np.zeros(self.batch_shape, dtype=self.probs.dtype))
+
+    @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
 
@@ -1102,6 +1173,10 @@ class NegativeBinomial(Distribution):
     @property
     def mean(self):
         return (self.total_count * self.logits.exp()).broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        return Tensor(np.maximum(np.floor((self.total_count.data - 1.0) * np.exp(self.logits.data)), 0.0))
 
     @property
     def variance(self):
@@ -1144,6 +1219,10 @@ class Independent(Distribution):
     @property
     def mean(self):
         return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
 
     @property
     def variance(self):
@@ -1190,6 +1269,9 @@ class TransformedDistribution(Distribution):
         self.has_rsample = base_distribution.has_rsample
 
     def __repr__(self):
+        """A named family (Weibull, LogNormal, ...) shows its parameters; a user's, its base and maps."""
+        if self._parameters():
+            return super().__repr__()
         return f"{type(self).__name__}({self.base_dist!r}, {self.transforms!r})"
 
     def _forward(self, x):
@@ -1256,6 +1338,10 @@ class LogNormal(TransformedDistribution):
         return (self.loc + 0.5 * self.scale * self.scale).exp().broadcast_to(self.batch_shape)
 
     @property
+    def mode(self):
+        return (self.loc - self.scale * self.scale).exp().broadcast_to(self.batch_shape)
+
+    @property
     def variance(self):
         square = self.scale * self.scale
         return (square.expm1() * (2.0 * self.loc + square).exp()).broadcast_to(self.batch_shape)
@@ -1277,6 +1363,10 @@ class _HalfLocationScale(Distribution):
 
     def _parameters(self):
         return {"scale": self.scale}
+
+    @property
+    def mode(self):
+        return Tensor(np.zeros(self.batch_shape, dtype=self.scale.dtype))
 
     def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape).abs()
@@ -1351,6 +1441,13 @@ class Weibull(TransformedDistribution):
         return (self.scale * lgamma(1.0 + 1.0 / self.concentration).exp()).broadcast_to(self.batch_shape)
 
     @property
+    def mode(self):
+        """λ ((k − 1)/k)^(1/k) for k > 1, and 0 for k ≤ 1 (where PyTorch's formula gives NaN)."""
+        above = self.concentration.data > 1.0
+        k = where(above, self.concentration, 2.0)
+        return where(above, self.scale * ((k - 1.0) / k) ** (1.0 / k), 0.0 * self.scale).broadcast_to(self.batch_shape)
+
+    @property
     def variance(self):
         k = 1.0 / self.concentration
         return (self.scale * self.scale * (lgamma(1.0 + 2.0 * k).exp() - (2.0 * lgamma(1.0 + k)).exp())).broadcast_to(self.batch_shape)
@@ -1378,6 +1475,10 @@ class Pareto(TransformedDistribution):
     def mean(self):
         a = self.alpha.clamp(1.0)
         return (a * self.scale / (a - 1.0)).broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        return self.scale.broadcast_to(self.batch_shape)
 
     @property
     def variance(self):

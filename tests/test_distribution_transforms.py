@@ -145,6 +145,8 @@ def test_lognormal_is_a_transformed_normal():
     d = D.LogNormal(mg.tensor(LOC), mg.tensor(SCALE))
     assert isinstance(d, D.TransformedDistribution) and isinstance(d.transforms[0], D.ExpTransform)
     assert D.transforms.ExpTransform is D.ExpTransform
+    assert repr(D.Weibull(np.ones(2), 2.0)) == "Weibull(scale: (2,), concentration: ())"  # a named family: its parameters
+    assert repr(D.TransformedDistribution(D.Normal(0.0, 1.0), D.TanhTransform())) == "TransformedDistribution(Normal(loc: (), scale: ()), [TanhTransform()])"
     values = rng.uniform(0.2, 3.0, (2, 3))
     np.testing.assert_allclose(d.log_prob(values).data, D.Normal(LOC, SCALE).log_prob(np.log(values)).data - np.log(values), rtol=1e-14)
 

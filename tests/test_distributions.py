@@ -790,3 +790,58 @@ def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
         draws = d.rsample((3,))
         assert draws.dtype == np.float32 and d.log_prob(draws).dtype == np.float32, d
     assert D.Normal(0.0, 1.0).rsample().dtype == np.float64
+
+
+MODES = {  # name: (minigrad's distribution, torch's, its parameters)
+    "normal": (D.Normal, TD.Normal, [LOC, SCALE]),
+    "uniform": (D.Uniform, TD.Uniform, [LOC, LOC + SCALE]),
+    "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE]),
+    "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE]),
+    "gumbel": (D.Gumbel, TD.Gumbel, [LOC, SCALE]),
+    "exponential": (D.Exponential, TD.Exponential, [SCALE]),
+    "gamma": (D.Gamma, TD.Gamma, [np.array([0.5, 2.0, 3.0]), SCALE]),
+    "chi2": (D.Chi2, TD.Chi2, [np.array([1.0, 2.0, 5.0])]),
+    "beta": (D.Beta, TD.Beta, [np.array([2.0, 0.5, 3.0]), np.array([3.0, 1.5, 0.5])]),
+    "dirichlet": (D.Dirichlet, TD.Dirichlet, [np.array([[2.0, 3.0, 0.5], [1.5, 1.5, 4.0]])]),
+    "studentt": (D.StudentT, TD.StudentT, [DF[:3], LOC, SCALE]),
+    "lognormal": (D.LogNormal, TD.LogNormal, [LOC, SCALE]),
+    "halfnormal": (D.HalfNormal, TD.HalfNormal, [SCALE]),
+    "halfcauchy": (D.HalfCauchy, TD.HalfCauchy, [SCALE]),
+    "weibull": (D.Weibull, TD.Weibull, [SCALE, np.array([1.5, 2.0, 3.0])]),
+    "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES]),
+    "poisson": (D.Poisson, TD.Poisson, [np.array([0.5, 3.0, 4.2])]),
+    "binomial": (D.Binomial, TD.Binomial, [np.full(3, 5.0), PROBS]),
+    "geometric": (D.Geometric, TD.Geometric, [PROBS]),
+    "negative_binomial": (D.NegativeBinomial, TD.NegativeBinomial, [np.array([0.5, 2.0, 3.5]), PROBS]),
+    "bernoulli": (D.Bernoulli, TD.Bernoulli, [np.array([0.2, 0.5, 0.7])]),
+    "categorical": (D.Categorical, TD.Categorical, [np.exp(LOGITS)]),
+    "onehot": (D.OneHotCategorical, TD.OneHotCategorical, [np.exp(LOGITS)]),
+    "mvn": (lambda m, c: D.MultivariateNormal(m, covariance_matrix=c), lambda m, c: TD.MultivariateNormal(m, covariance_matrix=c), [LOC, COV]),
+    "independent": (lambda m, s: D.Independent(D.Normal(m, s), 1), lambda m, s: TD.Independent(TD.Normal(m, s), 1), [LOC, SCALE]),
+}
+
+
+@pytest.mark.parametrize("name", MODES)
+def test_modes_as_torch(name):
+    """`mode`, the most probable value (a deterministic policy's action, a MAP estimate), as torch's;
+    the modes of a continuous family differentiate as its parameters do (Gamma's in the rate)."""
+    ours, theirs, params = MODES[name]
+    mode = ours(*[mg.tensor(p) for p in params]).mode
+    want = theirs(*map(torch.tensor, params)).mode.numpy()
+    assert mode.shape == want.shape
+    np.testing.assert_allclose(mode.data, want, rtol=1e-14, equal_nan=True)
+
+
+def test_modes_where_torch_has_none_or_another():
+    """Weibull's mode is 0 for k ≤ 1 (torch's formula: NaN); a Dirichlet or Beta whose every
+    concentration is at most 1 has no single peak (NaN; torch picks the first corner); Gamma's mode
+    differentiates in its rate; the families without one say so by name."""
+    np.testing.assert_array_equal(D.Weibull(2.0, mg.tensor([0.5, 1.0])).mode.data, [0.0, 0.0])
+    assert np.isnan(D.Beta(0.5, 0.7).mode.item()) and np.isnan(D.Dirichlet(mg.tensor([0.5, 0.9, 1.0])).mode.data).all()
+    rate = mg.tensor(2.0, requires_grad=True)
+    (grad,) = mg.gradients(D.Gamma(3.0, rate).mode, [rate])
+    assert grad.item() == pytest.approx(-2.0 / 4.0)
+    for d in (D.Multinomial(3, probs=[0.5, 0.5]), D.RelaxedBernoulli(0.5, probs=0.3), D.ContinuousBernoulli(0.3),
+              D.TransformedDistribution(D.Normal(0.0, 1.0), D.TanhTransform())):
+        with pytest.raises(NotImplementedError, match=f"{type(d).__name__} has no mode"):
+            d.mode
