@@ -402,7 +402,13 @@ LSTSQ_SHAPES = {"tall-batch": ((2, 5, 3), (2, 5, 2)), "tall-vector": ((5, 3), (5
 @pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
 @pytest.mark.parametrize("shapes", LSTSQ_SHAPES.values(), ids=LSTSQ_SHAPES.keys())
 def test_lstsq_returns_what_torch_returns(driver, shapes):
-    a, b = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+    # each case its own draws (the module's generator hands out others in each worker's order), and a
+    # square matrix made well conditioned: a random one near singular gave gradients of 1e8, equal to
+    # torch's to 5e-10 only, and failed now and then
+    rng = np.random.default_rng(404)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    if shapes[0][-1] == shapes[0][-2]:
+        a = a + 2.0 * np.eye(shapes[0][-1])
     got, want = mg.linalg.lstsq(a, b, driver=driver), torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
     for name in ("solution", "residuals", "rank", "singular_values"):
         g, w = getattr(got, name), getattr(want, name)
