@@ -56,7 +56,8 @@ def test_categorical_with_an_impossible_class():
 
 @pytest.mark.parametrize("form", ["probs", "logits"])
 def test_bernoulli(form):
-    params = RNG.uniform(0.1, 0.9, 5) if form == "probs" else RNG.standard_normal(5)
+    rng = np.random.default_rng(101)  # its own draws, whatever order the workers run tests in
+    params = rng.uniform(0.1, 0.9, 5) if form == "probs" else rng.standard_normal(5)
     value = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
     _compare(lambda p: D.Bernoulli(**{form: p}).log_prob(value), lambda p: TD.Bernoulli(**{form: p}).log_prob(torch.tensor(value)), [params], second=True)
     _compare(lambda p: D.Bernoulli(**{form: p}).entropy(), lambda p: TD.Bernoulli(**{form: p}).entropy(), [params], second=True)
@@ -68,14 +69,16 @@ def test_bernoulli_logits_do_not_overflow():
 
 @pytest.mark.parametrize("form", ["covariance_matrix", "scale_tril", "precision_matrix"])
 def test_multivariate_normal(form):
+    rng = np.random.default_rng(102)  # its own draws, whatever order the workers run tests in
     matrix = {"covariance_matrix": COV, "scale_tril": np.linalg.cholesky(COV), "precision_matrix": np.linalg.inv(COV)}[form]
-    value = RNG.standard_normal((4, 3))
+    value = rng.standard_normal((4, 3))
     _compare(lambda m, c: D.MultivariateNormal(m, **{form: c}).log_prob(value), lambda m, c: TD.MultivariateNormal(m, **{form: c}).log_prob(torch.tensor(value)), [LOC, matrix], second=True)
     _compare(lambda c: D.MultivariateNormal(mg.tensor(LOC), **{form: c}).entropy(), lambda c: TD.MultivariateNormal(torch.tensor(LOC), **{form: c}).entropy(), [matrix])
 
 
 def test_a_batch_of_multivariate_normals():
-    locs, factors = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3, 3))
+    rng = np.random.default_rng(103)  # its own draws, whatever order the workers run tests in
+    locs, factors = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 3))
 
     def make(lib, dist):
         return lambda m, f: dist.MultivariateNormal(m, covariance_matrix=f @ f.mT + lib.eye(3, dtype=f.dtype)).log_prob(lib.tensor(X))
@@ -107,7 +110,8 @@ def test_uniform():
     ids=["normal", "categorical", "bernoulli", "multivariate-normal", "uniform"],
 )
 def test_kl_divergence(pair):
-    a, b = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
+    rng = np.random.default_rng(104)  # its own draws, whatever order the workers run tests in
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
     _compare(lambda x, y: D.kl_divergence(*pair(mg, D, x, y)), lambda x, y: TD.kl_divergence(*pair(torch, TD, x, y)), [a, b], second=True)
 
 
@@ -251,14 +255,15 @@ def test_kl_divergence_of_more_families(name):
 def test_independent_reads_batch_dimensions_as_an_event():
     """A VAE's diagonal Gaussian, `Independent(Normal(mu, sigma), 1)`: one log-density per vector,
     its entropy and KL summed over the vector, as torch's Independent."""
-    mu, sigma, value = RNG.standard_normal((4, 3)), RNG.uniform(0.5, 2.0, (4, 3)), RNG.standard_normal((4, 3))
+    rng = np.random.default_rng(105)  # its own draws, whatever order the workers run tests in
+    mu, sigma, value = rng.standard_normal((4, 3)), rng.uniform(0.5, 2.0, (4, 3)), rng.standard_normal((4, 3))
     _compare(lambda m, s, v: D.Independent(D.Normal(m, s), 1).log_prob(v), lambda m, s, v: TD.Independent(TD.Normal(m, s), 1).log_prob(v),
              [mu, sigma, value], second=True)
     _compare(lambda s: D.Independent(D.Normal(mu, s), 2).entropy(), lambda s: TD.Independent(TD.Normal(torch.tensor(mu), s), 2).entropy(), [sigma], second=True)
     _compare(lambda m, s: D.kl_divergence(D.Independent(D.Normal(m, s), 1), D.Independent(D.Normal(0.0 * m, 1.0 + 0.0 * s), 1)),
              lambda m, s: TD.kl_divergence(TD.Independent(TD.Normal(m, s), 1), TD.Independent(TD.Normal(0.0 * m, 1.0 + 0.0 * s), 1)),
              [mu, sigma], second=True)
-    d = D.Independent(D.Dirichlet(RNG.uniform(0.5, 2.0, (2, 4, 3))), 1)
+    d = D.Independent(D.Dirichlet(rng.uniform(0.5, 2.0, (2, 4, 3))), 1)
     assert (d.batch_shape, d.event_shape) == ((2,), (4, 3)) and d.has_rsample
     assert d.rsample((5,)).shape == (5, 2, 4, 3) and d.log_prob(d.sample()).shape == (2,)
     assert not D.Independent(D.Bernoulli(probs=np.full((2, 3), 0.5)), 1).has_rsample
@@ -626,7 +631,7 @@ def test_incomplete_gamma_functions_against_mpmath_and_torch():
     for upper, function in [(False, mg.gammainc), (True, mg.gammaincc)]:
         want = np.array([float(_regularized_gamma(u, v, upper)) for u, v in zip(a, x)])
         np.testing.assert_allclose(function(a, x).data, want, rtol=5e-12, err_msg=function.__name__)
-    shape, value = RNG.uniform(0.5, 4.0, 3), RNG.uniform(0.2, 6.0, (2, 3))
+    shape, value = rng.uniform(0.5, 4.0, 3), rng.uniform(0.2, 6.0, (2, 3))
     for function, theirs in [(mg.gammainc, torch.special.gammainc), (mg.gammaincc, torch.special.gammaincc)]:
         _compare(lambda v: function(shape, v), lambda v: theirs(torch.tensor(shape), v), [value], second=True)
         alpha, at = mg.tensor(shape, requires_grad=True), value[0]
@@ -634,7 +639,7 @@ def test_incomplete_gamma_functions_against_mpmath_and_torch():
         upper = function is mg.gammaincc
         want = [float(mpmath.diff(lambda t: _regularized_gamma(t, v, upper), u)) for u, v in zip(shape, at)]
         np.testing.assert_allclose(grad.data, want, rtol=1e-10, err_msg=function.__name__)
-        tangents = (RNG.standard_normal(3), RNG.standard_normal(3))
+        tangents = (rng.standard_normal(3), rng.standard_normal(3))
         _, forward = mg.jvp(function, (shape, at), tangents)
         backward = mg.vjp(function, shape, at)[1](mg.ones(3))
         np.testing.assert_allclose(forward.data, sum(t * g.data for t, g in zip(tangents, backward)), rtol=1e-12)

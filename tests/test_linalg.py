@@ -62,7 +62,8 @@ def test_solve_matches_torch(a, b):
 
 
 def test_solve_on_the_right():
-    b = RNG.standard_normal((2, 4))
+    rng = np.random.default_rng(201)  # its own draws, whatever order the workers run tests in
+    b = rng.standard_normal((2, 4))
     _compare(lambda x, y: mg.linalg.solve(x, y, left=False), lambda x, y: torch.linalg.solve(x, y, left=False), [A, b], second=True)
 
 
@@ -70,7 +71,8 @@ def test_solve_on_the_right():
 @pytest.mark.parametrize("left", [True, False])
 @pytest.mark.parametrize("unitriangular", [True, False])
 def test_solve_triangular_reads_one_triangle(upper, left, unitriangular):
-    b = RNG.standard_normal((4, 2) if left else (2, 4))
+    rng = np.random.default_rng(202)  # its own draws, whatever order the workers run tests in
+    b = rng.standard_normal((4, 2) if left else (2, 4))
     kw = dict(upper=upper, left=left, unitriangular=unitriangular)
     _compare(lambda x, y: mg.linalg.solve_triangular(x, y, **kw), lambda x, y: torch.linalg.solve_triangular(x, y, **kw), [A, b], second=True)
 
@@ -82,22 +84,25 @@ def test_matrix_power_of_negative_exponents():
 # --------------------------------------------------------------------------- cholesky
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky_matches_torch(upper):
+    rng = np.random.default_rng(203)  # its own draws, whatever order the workers run tests in
     def make(lib):
         return lambda x: lib.linalg.cholesky(x @ x.mT + lib.eye(3, dtype=x.dtype), upper=upper)
 
-    _compare(make(mg), make(torch), [RNG.standard_normal((2, 3, 3))], second=True)
+    _compare(make(mg), make(torch), [rng.standard_normal((2, 3, 3))], second=True)
 
 
 def test_cholesky_reads_only_the_lower_triangle():
+    rng = np.random.default_rng(204)  # its own draws, whatever order the workers run tests in
     spd = A @ A.T + np.eye(4)
-    garbage_above = np.tril(spd) + np.triu(RNG.standard_normal((4, 4)), 1)
+    garbage_above = np.tril(spd) + np.triu(rng.standard_normal((4, 4)), 1)
     np.testing.assert_allclose(mg.linalg.cholesky(garbage_above).data, np.linalg.cholesky(spd), rtol=1e-12)
     np.testing.assert_allclose(mg.tensor(spd).cholesky(upper=True).data, np.linalg.cholesky(spd).T, rtol=1e-12)
 
 
 def test_a_gaussian_log_likelihood_through_cholesky():
     """What a Gaussian process fits: −½ yᵀ K⁻¹ y − Σ log diag L, K = L Lᵀ, gradient in the kernel's parameters."""
-    x, y = np.linspace(0.0, 1.0, 6), RNG.standard_normal(6)
+    rng = np.random.default_rng(205)  # its own draws, whatever order the workers run tests in
+    x, y = np.linspace(0.0, 1.0, 6), rng.standard_normal(6)
 
     def nll(lib, log_scale, log_noise):
         d = (lib.tensor(x)[:, None] - lib.tensor(x)[None, :]) ** 2
@@ -112,7 +117,8 @@ def test_a_gaussian_log_likelihood_through_cholesky():
 # --------------------------------------------------------------------------- norms and products
 @pytest.mark.parametrize("ord", [2, 1, 3, 0.5, math.inf, -math.inf, -1])
 def test_vector_norm(ord):  # noqa: A002
-    x = RNG.standard_normal((3, 4)) + 0.1
+    rng = np.random.default_rng(206)  # its own draws, whatever order the workers run tests in
+    x = rng.standard_normal((3, 4)) + 0.1
     _compare(lambda t: mg.linalg.vector_norm(t, ord), lambda t: torch.linalg.vector_norm(t, ord), [x], second=True)
     _compare(lambda t: mg.linalg.vector_norm(t, ord, dim=1, keepdim=True), lambda t: torch.linalg.vector_norm(t, ord, dim=1, keepdim=True), [x])
 
@@ -141,24 +147,26 @@ def test_norm_picks_the_vector_or_matrix_norm_as_torch(args):
 
 @pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim arg")
 def test_cross_vecdot_multi_dot():
-    a, b = RNG.standard_normal((4, 3)), RNG.standard_normal((1, 3))
+    rng = np.random.default_rng(207)  # its own draws, whatever order the workers run tests in
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((1, 3))
     _compare(mg.linalg.cross, torch.linalg.cross, [a, b], second=True)
     _compare(lambda x, y: mg.linalg.cross(x.T, y.T, dim=0), lambda x, y: torch.linalg.cross(x.T, y.T, dim=0), [a, b])
     _compare(mg.cross, torch.cross, [a.T, np.ones((3, 4)) * b.T])  # torch.cross without dim: the first of length 3
     _compare(mg.linalg.vecdot, torch.linalg.vecdot, [a, b], second=True)
-    m = [RNG.standard_normal(s) for s in [(3,), (3, 4), (4, 2), (2,)]]
+    m = [rng.standard_normal(s) for s in [(3,), (3, 4), (4, 2), (2,)]]
     _compare(lambda *t: mg.linalg.multi_dot(t), lambda *t: torch.linalg.multi_dot(t), m, second=True)
 
 
 def test_linalg_compiles():
     """A solve and a log-determinant traced once, rerun on new matrices."""
+    rng = np.random.default_rng(208)  # its own draws, whatever order the workers run tests in
 
     def f(a, b):
         return mg.linalg.solve(a, b).sum() + mg.linalg.slogdet(a @ a.mT).logabsdet + mg.linalg.inv(a).trace()
 
     compiled = jit.compile(f, backward=True)
     for seed in range(2):
-        a, b = _matrices(3, 3) + seed, RNG.standard_normal((3, 2))
+        a, b = _matrices(3, 3) + seed, rng.standard_normal((3, 2))
         value, grads = compiled(a, b)
         want_value, want_grads = mg.value_and_grad(f, argnums=(0, 1))(mg.tensor(a), mg.tensor(b))
         np.testing.assert_allclose(value.data, want_value.data, rtol=1e-10)
@@ -243,8 +251,9 @@ def test_eigh_decomposes():
 
 
 def test_cholesky_of_an_unsymmetric_input_differentiates_as_torch():
+    rng = np.random.default_rng(209)  # its own draws, whatever order the workers run tests in
     spd = A @ A.T + np.eye(4)
-    garbage_above = np.tril(spd) + np.triu(RNG.standard_normal((4, 4)), 1)
+    garbage_above = np.tril(spd) + np.triu(rng.standard_normal((4, 4)), 1)
     _compare(mg.linalg.cholesky, torch.linalg.cholesky, [garbage_above], second=True)
 
 
@@ -362,16 +371,18 @@ def test_the_gradient_through_singular_vectors_is_infinite_at_a_repeated_singula
 
 @SHAPES
 def test_pinv_matches_torch(a):
+    rng = np.random.default_rng(210)  # its own draws, whatever order the workers run tests in
     _compare(mg.linalg.pinv, torch.linalg.pinv, [a], second=True)
     # hermitian=True reads the lower triangle (the gradients differ above it: torch's is the whole
     # matrix's), so both differentiate through the same symmetric matrix
     _compare(lambda x: mg.linalg.pinv(x + x.mT, hermitian=True), lambda x: torch.linalg.pinv(x + x.mT, hermitian=True), [A3], second=True)
-    garbage_above = np.tril(A3 + A3.swapaxes(-1, -2)) + np.triu(RNG.standard_normal(A3.shape), 1)
+    garbage_above = np.tril(A3 + A3.swapaxes(-1, -2)) + np.triu(rng.standard_normal(A3.shape), 1)
     np.testing.assert_allclose(mg.linalg.pinv(garbage_above, hermitian=True).data, torch.linalg.pinv(torch.tensor(garbage_above), hermitian=True).numpy(), atol=1e-12)
 
 
 def test_pinv_of_a_rank_deficient_matrix_drops_the_small_singular_values():
-    b, c, b1, c1 = (RNG.standard_normal(shape) for shape in [(5, 2), (2, 4), (5, 2), (2, 4)])
+    rng = np.random.default_rng(211)  # its own draws, whatever order the workers run tests in
+    b, c, b1, c1 = (rng.standard_normal(shape) for shape in [(5, 2), (2, 4), (5, 2), (2, 4)])
     low_rank = b @ c  # rank 2
     for kw in (dict(), dict(rtol=1e-8), dict(atol=1e-6), dict(atol=1e-6, rtol=0.5)):
         got = mg.linalg.pinv(low_rank, **kw).data
@@ -380,7 +391,7 @@ def test_pinv_of_a_rank_deficient_matrix_drops_the_small_singular_values():
     np.testing.assert_allclose(low_rank @ mg.linalg.pinv(low_rank).data @ low_rank, low_rank, atol=1e-12)
     # the gradient where the rank is constant: along the rank-2 curve (b + h b1)(c + h c1), by central differences
     direction = b1 @ c + b @ c1
-    weights = RNG.standard_normal((4, 5))
+    weights = rng.standard_normal((4, 5))
     x = mg.tensor(low_rank, requires_grad=True)
     (g,) = mg.gradients((mg.linalg.pinv(x, rtol=1e-8) * mg.tensor(weights)).sum(), [x])
     h = 1e-6
@@ -418,8 +429,9 @@ def test_lstsq_returns_what_torch_returns(driver, shapes):
 
 
 def test_lstsq_fits_a_polynomial_as_numpy_and_finds_the_least_norm_solution():
+    rng = np.random.default_rng(212)  # its own draws, whatever order the workers run tests in
     x = np.linspace(-1.0, 1.0, 20)
-    y = 1.0 - 2.0 * x + 0.5 * x**3 + 0.01 * RNG.standard_normal(20)
+    y = 1.0 - 2.0 * x + 0.5 * x**3 + 0.01 * rng.standard_normal(20)
     vandermonde = np.vander(x, 4)
     np.testing.assert_allclose(mg.linalg.lstsq(vandermonde, y).solution.data, np.polyfit(x, y, 3), rtol=1e-10)
     twice = np.hstack([vandermonde, vandermonde])  # rank 4 of 8 columns: the least-norm solution halves the weights
