@@ -207,9 +207,7 @@ def erfinv(y):
     """The x with erf(x) = y, entry by entry, for −1 ≤ y ≤ 1 (±inf at ±1, NaN outside, as in PyTorch)."""
     values, dtype = _float(y)
     magnitude = np.abs(values)
-    with np.errstate(invalid="ignore"):
-        x = _inverse_erf(magnitude, 1.0 - magnitude)
-        return (np.sign(values) * np.where(magnitude <= 1.0, x, np.nan)).astype(dtype)
+    return (np.sign(values) * _inverse_erf(magnitude, 1.0 - magnitude)).astype(dtype)  # |y| > 1: a negative complement, NaN
 
 
 def ndtri(p):
@@ -218,9 +216,8 @@ def ndtri(p):
     quantile of p = 1e-12 keeps its precision, which √2 erfinv(2p − 1) loses with 2p − 1's digits."""
     values, dtype = _float(p)
     tail = np.where(values < 0.5, values, 1.0 - values)  # the smaller of p and 1 − p, exactly
-    with np.errstate(invalid="ignore"):
-        x = math.sqrt(2.0) * _inverse_erf(1.0 - 2.0 * tail, 2.0 * tail)
-        return (np.where(values < 0.5, -x, x) * np.where((values >= 0.0) & (values <= 1.0), 1.0, np.nan)).astype(dtype)
+    x = math.sqrt(2.0) * _inverse_erf(1.0 - 2.0 * tail, 2.0 * tail)  # p outside [0, 1]: a negative tail, NaN
+    return np.where(values < 0.5, -x, x).astype(dtype)
 
 
 def _inverse_erf(magnitude, complement):
