@@ -497,13 +497,29 @@ erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh,
     _method, "erf erfc erfinv log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
 )
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
-lgamma = _method("lgamma")
+lgamma, i0 = _method("lgamma"), _method("i0")
 
 
 def ndtri(p):
     """Φ⁻¹(p), the standard normal quantile (`torch.special.ndtri`): accurate to 2 ulp in both tails
     (p = 1e-300 too), where √2 erfinv(2p − 1) loses p's digits; ∓inf at 0 and 1."""
     return ops.ndtri(_tensor(p))
+
+
+def i0e(input):  # noqa: A002  (PyTorch's argument names)
+    """e^(−|x|) I₀(x), the scaled modified Bessel function of order 0 (`torch.special.i0e`): finite
+    where I₀ overflows (|x| > 713), so log I₀(x) = log i0e(x) + |x| everywhere."""
+    return ops.i0e(_tensor(input))
+
+
+def i1(input):  # noqa: A002
+    """I₁(x), the modified Bessel function of the first kind of order 1 (`torch.special.i1`)."""
+    return ops.i1(_tensor(input))
+
+
+def i1e(input):  # noqa: A002
+    """e^(−|x|) I₁(x) (`torch.special.i1e`); i1e(κ) / i0e(κ) = I₁(κ) / I₀(κ) without overflow."""
+    return ops.i1e(_tensor(input))
 
 
 def gammainc(input, other):  # noqa: A002  (PyTorch's argument names)

@@ -752,6 +752,20 @@ hypot = Primitive.define(
     vjp=lambda g, out, x, y: (g * (x / out), g * (y / out)),
     jvp=lambda t, out, x, y: (t[0] * x + t[1] * y) / out,
 )
+# The modified Bessel functions I₀, I₁ and their scaled forms e^(−|x|) Iᵥ(x) (torch.special's; the
+# von Mises normalizer): I₀′ = I₁ and I₁′ = I₀ − I₁/x, so each pair's derivatives stay in the pair.
+
+
+def _i1_over_x(x, out):
+    """I₁(x)/x (or e^(−|x|) I₁(x)/x, out being i1e), ½ at x = 0 where the quotient is 0/0."""
+    at_zero = equal(x, _scalar(0, x))
+    return select(at_zero, _scalar(0.5, x), out / select(at_zero, _scalar(1, x), x))
+
+
+i0 = _elementwise("i0", special_functions.i0, lambda x, out: i1(x))
+i0e = _elementwise("i0e", special_functions.i0e, lambda x, out: i1e(x) - sign(x) * out)
+i1 = _elementwise("i1", special_functions.i1, lambda x, out: i0(x) - _i1_over_x(x, out))
+i1e = _elementwise("i1e", special_functions.i1e, lambda x, out: i0e(x) - sign(x) * out - _i1_over_x(x, out))
 # log Γ and its derivatives, the polygamma functions ψ⁽ⁿ⁾ (`minigrad.special_functions` computes
 # them): the derivative of each is the next, so lgamma has derivatives of every order.
 lgamma = _elementwise("lgamma", special_functions.lgamma, lambda x, out: polygamma(x, order=0))
@@ -818,7 +832,7 @@ def _incomplete_gamma(name, upper):
 gammainc, gammaincc = _incomplete_gamma("gammainc", upper=False), _incomplete_gamma("gammaincc", upper=True)
 
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
-UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma)
+UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma, i0)
 BINARY_FUNCTIONS = (atan2, hypot)
 
 

@@ -119,6 +119,7 @@ ELEMENTWISE_DOMAINS = {
     "erfc": (-2.5, 2.5), "erfinv": (-0.95, 0.95), "log1p": (-0.9, 3.0), "expm1": (-3.0, 3.0), "exp2": (-3.0, 3.0), "tan": (-1.2, 1.2),
     "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atan": (-3.0, 3.0), "sinh": (-3.0, 3.0), "cosh": (-3.0, 3.0),
     "asinh": (-3.0, 3.0), "acosh": (1.1, 4.0), "atanh": (-0.9, 0.9), "lgamma": (0.3, 6.0), "digamma": (0.3, 6.0),
+    "i0": (-30.0, 30.0),  # both sides of |x| = 20, where the Bessel functions switch series
 }
 # torch's trigamma (and so the derivative of its digamma, the second of its lgamma) is accurate to
 # ~1e-9 relative only; minigrad's polygamma functions to ~1e-15 (test_elementwise checks them
@@ -136,7 +137,8 @@ CHECKED_IN_TEST_DISTRIBUTIONS = {"standard_gamma", "standard_gamma_grad", "gamma
 
 def elementwise_cases(rng, shape):
     """{name: (minigrad function, torch function, [input])} for ELEMENTWISE_DOMAINS, the two
-    binary ones (atan2 around the whole circle, hypot) and ndtri (torch.special's)."""
+    binary ones (atan2 around the whole circle, hypot), ndtri and the Bessel functions i0e, i1, i1e
+    (torch.special's)."""
     cases = {
         name: (lambda x, name=name: getattr(x, name)(), getattr(torch, name), [rng.uniform(low, high, shape)])
         for name, (low, high) in ELEMENTWISE_DOMAINS.items()
@@ -144,6 +146,8 @@ def elementwise_cases(rng, shape):
     cases["atan2"] = (mg.atan2, torch.atan2, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
     cases["hypot"] = (mg.hypot, torch.hypot, [rng.standard_normal(shape), rng.standard_normal(shape[-1:])])
     cases["ndtri"] = (mg.ndtri, torch.special.ndtri, [rng.uniform(0.02, 0.98, shape)])
+    for name in ("i0e", "i1", "i1e"):
+        cases[name] = (getattr(mg, name), getattr(torch.special, name), [rng.uniform(*ELEMENTWISE_DOMAINS["i0"], shape)])
     return cases
 
 
