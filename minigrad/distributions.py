@@ -1,12 +1,13 @@
-"""`torch.distributions` for minigrad: Normal, MultivariateNormal, LogNormal, Uniform, Laplace, Cauchy,
-Gumbel, HalfNormal, HalfCauchy, Exponential, Weibull, Pareto, Gamma, Chi2, StudentT, Beta,
-Dirichlet, Categorical, OneHotCategorical, Bernoulli and ContinuousBernoulli; the counts Poisson,
-Binomial, Multinomial, Geometric and NegativeBinomial; the relaxed (Gumbel-softmax) RelaxedBernoulli
-and RelaxedOneHotCategorical; Independent (batch dimensions read as an event's), MixtureSameFamily
-(a mixture of K of one family) and TransformedDistribution (a base distribution pushed through the
-invertible maps of `minigrad.distributions.transforms`). With `log_prob`, `entropy`, `mean`, `mode`,
-`variance`, `cdf`, `icdf`, `sample`, `rsample` (the reparameterization trick: every continuous
-family) and `kl_divergence`.
+"""`torch.distributions` for minigrad: Normal, MultivariateNormal, LowRankMultivariateNormal,
+LogNormal, Uniform, Laplace, Cauchy, Gumbel, VonMises (angles), HalfNormal, HalfCauchy, Exponential,
+Weibull, Pareto, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, OneHotCategorical, Bernoulli
+and ContinuousBernoulli; the counts Poisson, Binomial, Multinomial, Geometric and NegativeBinomial;
+the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
+dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
+TransformedDistribution (a base distribution pushed through the invertible maps of
+`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `mean`, `mode`, `variance`, `cdf`,
+`icdf`, `sample`, `rsample` (the reparameterization trick: every continuous family but VonMises, as
+in PyTorch) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -31,7 +32,7 @@ from .bijectors import (
 )
 from .creation import generator_for
 from .errors import ShapeError
-from .functional import diagonal, digamma, gather, lgamma, logsumexp, softplus, stack, where
+from .functional import diagonal, digamma, gather, i0e, i1e, lgamma, logsumexp, softplus, stack, where
 from .tensor import Tensor
 
 # `from torch.distributions.transforms import Transform` (and `.constraints`), as PyTorch programs
@@ -41,9 +42,9 @@ sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
     "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "MixtureSameFamily", "Multinomial",
+    "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "kl_divergence",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
@@ -378,6 +379,59 @@ class Gumbel(_LocationScale):
         return (self.scale.log() + (1.0 + _EULER)).broadcast_to(self.batch_shape)
 
 
+class VonMises(Distribution):
+    """The von Mises distribution of angles (a wind's direction, the phase of a cycle, a robot's
+    heading): density e^(κ cos(x − μ)) / (2π I₀(κ)) of location μ and concentration κ > 0, the
+    normal distribution of the circle (close to N(μ, 1/κ) for a large κ, uniform as κ → 0).
+    loc and values are any real numbers, read as angles modulo 2π; draws lie in [−π, π). mean and
+    variance are the circular ones, μ and 1 − I₁(κ)/I₀(κ). Draws by numpy's Best–Fisher sampler;
+    no rsample, as in PyTorch."""
+
+    def __init__(self, loc, concentration):
+        self.loc, self.concentration = _together(loc, concentration)
+        _positive("VonMises", "concentration", self.concentration)
+        self.batch_shape = np.broadcast_shapes(self.loc.shape, self.concentration.shape)
+
+    def _parameters(self):
+        return {"loc": self.loc, "concentration": self.concentration}
+
+    @property
+    def mean(self):
+        return self.loc.broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        return self.loc.broadcast_to(self.batch_shape)
+
+    def _resultant_length(self):
+        """I₁(κ)/I₀(κ), the mean of cos(x − μ), from the scaled functions: the ratio without overflow."""
+        return i1e(self.concentration) / i0e(self.concentration)
+
+    @property
+    def variance(self):
+        return (1.0 - self._resultant_length()).broadcast_to(self.batch_shape)
+
+    def _log_normalizer(self):
+        """log(2π I₀(κ)) − κ = log(2π e^(−κ) I₀(κ)), with the κ kept out: it cancels in log_prob."""
+        return (2.0 * math.pi * i0e(self.concentration)).log()
+
+    def sample(self, sample_shape=()):
+        shape = self._draw_shape(sample_shape)
+        loc, concentration = (np.broadcast_to(p.data, shape).astype(np.float64) for p in (self.loc, self.concentration))
+        draws = generator_for("VonMises.sample").vonmises(loc, concentration)
+        return Tensor(np.where(draws >= math.pi, -math.pi, draws).astype(self.loc.dtype))  # [−π, π], π as −π
+
+    def log_prob(self, value):
+        """κ (cos(x − μ) − 1) − log(2π e^(−κ) I₀(κ)), the cosine's excess written −2 sin²((x − μ)/2):
+        exact where x is near μ and κ is large, where κ cos(x − μ) − log I₀(κ) cancels."""
+        half_angle = ((_tensor(value) - self.loc) * 0.5).sin()
+        return -2.0 * self.concentration * half_angle * half_angle - self._log_normalizer()
+
+    def entropy(self):
+        """log(2π I₀(κ)) − κ I₁(κ)/I₀(κ), which PyTorch lacks."""
+        return (self._log_normalizer() + self.concentration * (1.0 - self._resultant_length())).broadcast_to(self.batch_shape)
+
+
 class Exponential(Distribution):
     """The exponential distribution of rate λ, elementwise: density λ e^(−λx) for x ≥ 0, mean 1/λ."""
 
@@ -487,6 +541,100 @@ class MultivariateNormal(Distribution):
     def entropy(self):
         k = self.event_shape[0]
         return (_log_diagonal_sum(self.scale_tril) + k * (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
+
+
+class LowRankMultivariateNormal(Distribution):
+    """N(loc, W Wᵀ + D) for W = `cov_factor` (k × r, the rank r ≪ k) and D = diag(`cov_diag`): a
+    covariance of low rank plus a diagonal, as in factor analysis, probabilistic PCA and SWAG.
+    `log_prob` and `entropy` cost O(k r²), not the dense O(k³): with v = D^(−½) W and the r × r
+    capacitance matrix C = I + vᵀ v = A Aᵀ, Woodbury's identity gives the Mahalanobis distance
+    |z|² − |A⁻¹ vᵀ z|² of z = D^(−½)(x − μ), and the matrix determinant lemma log det Σ =
+    2 Σ log Aᵢᵢ + Σ log Dᵢ (PyTorch's computation)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag):
+        self.loc, self.cov_factor, self.cov_diag = _together(loc, cov_factor, cov_diag)
+        if self.loc.ndim < 1 or self.cov_factor.ndim < 2 or self.cov_diag.ndim < 1:
+            raise ShapeError(f"LowRankMultivariateNormal: loc must be a vector (k,), cov_factor a matrix (k, rank) and cov_diag "
+                             f"a vector (k,), or batches of them; got shapes {self.loc.shape}, {self.cov_factor.shape}, {self.cov_diag.shape}")
+        k = self.loc.shape[-1]
+        if self.cov_factor.shape[-2] != k or self.cov_diag.shape[-1] != k:
+            raise ShapeError(f"LowRankMultivariateNormal: loc of shape {self.loc.shape} needs a cov_factor of shape ({k}, rank) "
+                             f"and a cov_diag of shape ({k},), got {self.cov_factor.shape} and {self.cov_diag.shape}")
+        _positive("LowRankMultivariateNormal", "cov_diag", self.cov_diag)
+        self.batch_shape = np.broadcast_shapes(self.loc.shape[:-1], self.cov_factor.shape[:-2], self.cov_diag.shape[:-1])
+        self.event_shape = (k,)
+
+    def _parameters(self):
+        return {"loc": self.loc, "cov_factor": self.cov_factor, "cov_diag": self.cov_diag}
+
+    def _whitened(self):
+        """(v = D^(−½) W, A with A Aᵀ = I + vᵀ v), v broadcast to the batch."""
+        k, rank = self.cov_factor.shape[-2:]
+        v = (self.cov_factor / self.cov_diag.sqrt().unsqueeze(-1)).broadcast_to(self.batch_shape + (k, rank))
+        return v, linalg.cholesky(v.mT @ v + Tensor(np.eye(rank, dtype=v.dtype)))
+
+    def _half_log_det(self):
+        """½ log det Σ = Σ log Aᵢᵢ + ½ Σ log Dᵢ (the matrix determinant lemma)."""
+        return _log_diagonal_sum(self._whitened()[1]) + 0.5 * self.cov_diag.log().sum(axis=-1)
+
+    @property
+    def covariance_matrix(self):
+        k = self.event_shape[0]
+        return (self.cov_factor @ self.cov_factor.mT + self.cov_diag.unsqueeze(-1) * Tensor(np.eye(k, dtype=self.cov_diag.dtype))
+                ).broadcast_to(self.batch_shape + (k, k))
+
+    @property
+    def precision_matrix(self):
+        """Σ⁻¹ = D^(−½) (I − uᵀ u) D^(−½) with u = A⁻¹ vᵀ (Woodbury's identity)."""
+        v, low = self._whitened()
+        k = self.event_shape[0]
+        u = linalg.solve_triangular(low, v.mT, upper=False)
+        inverse_root = (1.0 / self.cov_diag.sqrt()).broadcast_to(self.batch_shape + (k,))
+        return (Tensor(np.eye(k, dtype=v.dtype)) - u.mT @ u) * inverse_root.unsqueeze(-1) * inverse_root.unsqueeze(-2)
+
+    @property
+    def scale_tril(self):
+        """The Cholesky factor of Σ: D^(½) times that of I + v vᵀ (PyTorch's, better conditioned
+        than Σ's own)."""
+        v, _ = self._whitened()
+        k = self.event_shape[0]
+        return self.cov_diag.sqrt().broadcast_to(self.batch_shape + (k,)).unsqueeze(-1) * linalg.cholesky(
+            v @ v.mT + Tensor(np.eye(k, dtype=v.dtype)))
+
+    @property
+    def mean(self):
+        return self.loc.broadcast_to(self.batch_shape + self.event_shape)
+
+    @property
+    def mode(self):
+        return self.loc.broadcast_to(self.batch_shape + self.event_shape)
+
+    @property
+    def variance(self):
+        return ((self.cov_factor * self.cov_factor).sum(axis=-1) + self.cov_diag).broadcast_to(self.batch_shape + self.event_shape)
+
+    def rsample(self, sample_shape=()):
+        """loc + W ε + D^(½) η for ε ~ N(0, I_r), η ~ N(0, I_k): r + k draws, no k × k matrix."""
+        shape, dtype = self._draw_shape(sample_shape), self.loc.dtype
+        eps = _standard_draws("LowRankMultivariateNormal.rsample", "standard_normal", shape[:-1] + self.cov_factor.shape[-1:], dtype)
+        eta = _standard_draws("LowRankMultivariateNormal.rsample", "standard_normal", shape, dtype)
+        return self.loc + (self.cov_factor @ eps.unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * eta
+
+    def log_prob(self, value):
+        v, low = self._whitened()
+        z = (_tensor(value) - self.loc) / self.cov_diag.sqrt()
+        shape = np.broadcast_shapes(z.shape[:-1], tuple(self.batch_shape))
+        rank = v.shape[-1]
+        projected = v.broadcast_to(shape + v.shape[-2:]).mT @ z.broadcast_to(shape + z.shape[-1:]).unsqueeze(-1)
+        w = linalg.solve_triangular(low.broadcast_to(shape + (rank, rank)), projected, upper=False)
+        mahalanobis = (z * z).sum(axis=-1) - (w * w).sum(axis=(-2, -1))
+        return -0.5 * mahalanobis - self._half_log_det() - self.event_shape[0] * _HALF_LOG_2PI
+
+    def entropy(self):
+        k = self.event_shape[0]
+        return (self._half_log_det() + k * (0.5 + _HALF_LOG_2PI)).broadcast_to(self.batch_shape)
 
 
 # The Gamma family. Its draws come from numpy's Gamma sampler, which no smooth function of fixed
@@ -1815,6 +1963,10 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (OneHotCategorical, OneHotCategorical): _kl_onehot_onehot,
     (Bernoulli, Bernoulli): _kl_bernoulli_bernoulli,
     (MultivariateNormal, MultivariateNormal): _kl_mvn_mvn,
+    # through the dense Cholesky factor of each (O(k³)); PyTorch's has these three pairs too
+    (LowRankMultivariateNormal, LowRankMultivariateNormal): _kl_mvn_mvn,
+    (LowRankMultivariateNormal, MultivariateNormal): _kl_mvn_mvn,
+    (MultivariateNormal, LowRankMultivariateNormal): _kl_mvn_mvn,
 }
 
 
