@@ -19,6 +19,7 @@ outside [0, 1] or a value outside the support is an error that names them. CDFs 
 written per tail where PyTorch's one formula cancels (its normal quantile of 1e-12 is off by 2e-5).
 """
 
+import copy
 import math
 import sys
 
@@ -45,7 +46,7 @@ __all__ = [
     "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
-    "kl_divergence",
+    "kl_divergence", "register_kl",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
     "TanhTransform", "Transform", "constraints", "transforms",
@@ -103,6 +104,9 @@ class Distribution:
 
     has_rsample = False
     batch_shape, event_shape = (), ()
+    # The trailing dimensions of a tensor attribute that are not batch dimensions (a Categorical's
+    # classes: 1, a covariance's: 2), for `expand`; None: left as it is (a shared temperature).
+    _event_dims = {}
 
     def sample(self, sample_shape=()):
         """A draw of shape sample_shape + batch_shape + event_shape, outside the graph."""
@@ -135,6 +139,32 @@ class Distribution:
     def _parameters(self):
         """{name: tensor} of what the distribution is made of (its repr shows their shapes)."""
         return {}
+
+    def expand(self, batch_shape):
+        """This distribution with its batch_shape broadcast to `batch_shape` (PyTorch's `expand`):
+        its tensors are broadcast views of the originals, so gradients reach the originals and no
+        data is copied. The old batch_shape must broadcast to the new one."""
+        batch_shape, name = _shape(batch_shape), type(self).__name__
+        if type(self).__module__ != __name__:
+            raise NotImplementedError(f"{name}.expand: minigrad expands its own families, whose parameters' shapes it knows; "
+                                      f"define expand(batch_shape) for {name}")
+        if not _broadcasts_to(tuple(self.batch_shape), batch_shape):
+            raise ShapeError(f"{name}.expand: batch_shape {tuple(self.batch_shape)} cannot be expanded to {batch_shape} "
+                             "(each dimension must be 1 or the new length; new dimensions go in front)")
+        new = copy.copy(self)
+        for key, value in vars(self).items():
+            trailing = self._event_dims.get(key, 0)
+            if isinstance(value, Tensor) and trailing is not None:
+                setattr(new, key, value.broadcast_to(batch_shape + value.shape[value.ndim - trailing:]))
+            elif isinstance(value, Distribution):
+                setattr(new, key, value.expand(self._inner_batch_shape(key, value, batch_shape)))
+        new.batch_shape = batch_shape
+        return new
+
+    def _inner_batch_shape(self, key, inner, batch_shape):
+        """The batch_shape the distribution held in attribute `key` takes when this one's becomes
+        `batch_shape`: the same, unless a wrapper reads some of its batch dimensions otherwise."""
+        return batch_shape
 
     def _draw_shape(self, sample_shape):
         return _shape(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape)
@@ -482,6 +512,7 @@ class MultivariateNormal(Distribution):
     `scale_tril` (L with Σ = L Lᵀ) or `precision_matrix` (Σ⁻¹): the density through the Cholesky
     factor, as PyTorch computes it."""
 
+    _event_dims = {"loc": 1, "scale_tril": 2}
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None):
@@ -551,6 +582,7 @@ class LowRankMultivariateNormal(Distribution):
     |z|² − |A⁻¹ vᵀ z|² of z = D^(−½)(x − μ), and the matrix determinant lemma log det Σ =
     2 Σ log Aᵢᵢ + Σ log Dᵢ (PyTorch's computation)."""
 
+    _event_dims = {"loc": 1, "cov_factor": 2, "cov_diag": 1}
     has_rsample = True
 
     def __init__(self, loc, cov_factor, cov_diag):
@@ -716,6 +748,7 @@ class Dirichlet(Distribution):
     dimension (K entries, each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1).
     `rsample` normalises Gamma(αᵢ, 1) draws, the standard construction, differentiable as `Gamma`'s."""
 
+    _event_dims = {"concentration": 1}
     has_rsample = True
 
     def __init__(self, concentration):
@@ -911,6 +944,8 @@ class Categorical(Distribution):
     """A distribution over the classes 0 … C−1 of the last dimension, from `probs` (normalised to
     sum to 1, as PyTorch does) or `logits` (unnormalised log-probabilities)."""
 
+    _event_dims = {"probs": 1, "logits": 1}
+
     def __init__(self, probs=None, logits=None):
         if (probs is None) == (logits is None):
             raise ValueError("Categorical: give exactly one of probs and logits")
@@ -982,6 +1017,8 @@ class _BernoulliMarginals(Distribution):
 class OneHotCategorical(_BernoulliMarginals):
     """`Categorical` with its classes as one-hot vectors of the last dimension: draws are float
     vectors holding a single 1, and `log_prob` takes them (PyTorch's `OneHotCategorical`)."""
+
+    _event_dims = Categorical._event_dims
 
     def __init__(self, probs=None, logits=None):
         self._categorical = Categorical(probs=probs, logits=logits)
@@ -1225,6 +1262,8 @@ class Multinomial(Distribution):
     `logits`): P(x) = n! / Πₖ xₖ! · Πₖ pₖ^xₖ over count vectors x summing to n. One total count for
     the whole batch, as in PyTorch; `sample` only."""
 
+    _event_dims = Categorical._event_dims
+
     def __init__(self, total_count=1, probs=None, logits=None):
         if isinstance(total_count, bool) or not isinstance(total_count, (int, np.integer)) or total_count < 0:
             raise ValueError(f"Multinomial: total_count must be a whole number ≥ 0 (one for the whole batch, as in PyTorch), "
@@ -1363,6 +1402,9 @@ class Independent(Distribution):
 
     def __repr__(self):
         return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+
+    def _inner_batch_shape(self, key, inner, batch_shape):
+        return batch_shape + tuple(self.event_shape[: self.reinterpreted_batch_ndims])
 
     @property
     def mean(self):
@@ -1658,6 +1700,7 @@ class LogitRelaxedBernoulli(Distribution):
     Poole's Gumbel-softmax): (logit u + logits) / temperature for a uniform u, a differentiable
     stand-in for a coin flip that tends to one as the temperature tends to 0."""
 
+    _event_dims = {"temperature": None}
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None):
@@ -1683,6 +1726,7 @@ class _Relaxed(TransformedDistribution):
     map (`_transform`), its temperature and probabilities the base's."""
 
     _base, _transform = None, None
+    _event_dims = property(lambda self: self._base._event_dims)  # its probs, logits and temperature are the base's
 
     def __init__(self, temperature, probs=None, logits=None):
         super().__init__(self._base(temperature, probs=probs, logits=logits), self._transform())
@@ -1703,6 +1747,7 @@ class ExpRelaxedCategorical(Distribution):
     """The log of a relaxed one-hot draw (the Concrete distribution of Maddison, Mnih and Teh): the
     log-softmax of (logits + Gumbel noise) / temperature over the last dimension's classes."""
 
+    _event_dims = {"probs": 1, "logits": 1, "temperature": None}
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None):
@@ -1757,6 +1802,9 @@ class MixtureSameFamily(Distribution):
 
     def __repr__(self):
         return f"MixtureSameFamily({self.mixture_distribution!r}, {self.component_distribution!r})"
+
+    def _inner_batch_shape(self, key, inner, batch_shape):
+        return batch_shape + tuple(inner.batch_shape[-1:]) if key == "component_distribution" else batch_shape
 
     def _pad(self, x):
         """x with an axis of length 1 where the components' axis is (before the event's axes)."""
@@ -1968,6 +2016,21 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (LowRankMultivariateNormal, MultivariateNormal): _kl_mvn_mvn,
     (MultivariateNormal, LowRankMultivariateNormal): _kl_mvn_mvn,
 }
+
+
+def register_kl(type_p, type_q):
+    """A decorator giving `kl_divergence` a closed form for p of type_p and q of type_q
+    (`torch.distributions.register_kl`): `@register_kl(MyFlow, MyFlow)` above `def kl(p, q): ...`.
+    It comes before the built-in rules of the classes type_p and type_q derive from."""
+    for kind in (type_p, type_q):
+        if not (isinstance(kind, type) and issubclass(kind, Distribution)):
+            raise TypeError(f"register_kl: expected a Distribution subclass, got {kind!r}")
+
+    def register(rule):
+        _KL[type_p, type_q] = rule
+        return rule
+
+    return register
 
 
 def kl_divergence(p, q):

@@ -967,3 +967,90 @@ def test_low_rank_multivariate_normal_draws_and_errors():
         D.LowRankMultivariateNormal(loc, diag, diag)
     with pytest.raises(ValueError, match=r"LowRankMultivariateNormal: cov_diag must be positive, got \[1.0, 0.0, 1.0, 1.0\]"):
         D.LowRankMultivariateNormal(loc, factor, np.array([1.0, 0.0, 1.0, 1.0]))
+
+
+# --------------------------------------------------------------------------- expand
+@pytest.mark.parametrize("name", MORE)
+def test_expand_broadcasts_each_family_as_torch(name):
+    """`expand` to four copies of the batch (and an axis of 1 the values broadcast along): log_prob
+    to second order, the moments and entropy, the batch and draw shapes, as torch's expand."""
+    ours, theirs, params, values, _ = MORE[name]
+    n, shape = len(params), (4, 1) + tuple(ours(*params).batch_shape)
+    rtol = 1e-8 if name in ("chi2", "studentt", "binomial", "negative_binomial") else 1e-10  # torch's digamma, ~1e-9
+    _compare(lambda *t: ours(*t[:n]).expand(shape).log_prob(t[n]), lambda *t: theirs(*t[:n]).expand(shape).log_prob(t[n]),
+             params + [values], second=True, rtol=rtol)
+    statistics = ("mean", "variance") if name in ("poisson", "negative_binomial") else ("mean", "variance", "entropy")
+    with np.errstate(invalid="ignore"):
+        for statistic in statistics:
+            _compare(*(_of_all(lambda *p, family=family: family(*p).expand(shape), statistic) for family in (ours, theirs)), params, rtol=rtol)
+    d = ours(*params).expand(shape)
+    assert d.batch_shape == shape and d.sample((2,)).shape == (2,) + shape + tuple(d.event_shape)
+
+
+def _structured(lib, dist, a, b):
+    """Families whose parameters have dimensions of their own (classes, vectors, matrices) or that
+    hold other distributions: name -> distribution, from a (2, 3) array a and a positive one b."""
+    eye = lib.eye(3, dtype=a.dtype)
+    return {
+        "mvn": dist.MultivariateNormal(a[0], scale_tril=eye * b[0] + lib.tril(a[0].unsqueeze(-1) * b[1], -1)),
+        "low_rank": dist.LowRankMultivariateNormal(a[0], b.mT, b[0]),
+        "dirichlet": dist.Dirichlet(b),
+        "categorical": dist.Categorical(logits=a),
+        "onehot": dist.OneHotCategorical(probs=b),
+        "multinomial": dist.Multinomial(4, logits=a),
+        "independent": dist.Independent(dist.Normal(a, b), 1),
+        "mixture": dist.MixtureSameFamily(dist.Categorical(logits=a), dist.Normal(a, b)),
+        "relaxed_onehot": dist.RelaxedOneHotCategorical(lib.tensor(0.7, dtype=a.dtype), logits=a),
+        "affine_event": dist.TransformedDistribution(dist.Normal(a, b), dist.transforms.AffineTransform(a[0], b[1], event_dim=1)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_structured(mg, D, mg.tensor(np.ones((2, 3))), mg.tensor(np.ones((2, 3))))))
+def test_expand_keeps_the_dimensions_a_parameter_has_of_its_own(name):
+    """Vector, matrix and class parameters keep their own dimensions, wrappers expand what they
+    hold (Independent, MixtureSameFamily, TransformedDistribution), a shared temperature stays one:
+    log_prob of torch's draws and its gradients equal torch's. The parameters are broadcast views
+    (no copy); a batch that cannot broadcast and a user's own family are refused by name."""
+    a, b = np.random.default_rng(5).standard_normal((2, 3)), np.random.default_rng(6).uniform(0.5, 2.0, (2, 3))
+    ours, theirs = _structured(mg, D, mg.tensor(a), mg.tensor(b))[name], _structured(torch, TD, torch.tensor(a), torch.tensor(b))[name]
+    shape = (5,) + tuple(theirs.batch_shape)
+    torch.manual_seed(0)
+    draws = theirs.expand(shape).sample((2,))
+    _compare(lambda x, y: _structured(mg, D, x, y)[name].expand(shape).log_prob(draws.numpy()) + 0.0 * (x.sum() + y.sum()),
+             lambda x, y: _structured(torch, TD, x, y)[name].expand(shape).log_prob(draws) + 0.0 * (x.sum() + y.sum()), [a, b])
+    expanded = ours.expand(shape)
+    assert expanded.batch_shape == shape and expanded.event_shape == tuple(theirs.event_shape)
+    assert expanded.sample((2,)).shape == tuple(draws.shape)
+    if name == "categorical":
+        assert np.shares_memory(expanded.logits.data, ours.logits.data)
+        with pytest.raises(mg.ShapeError, match=r"Categorical.expand: batch_shape \(2,\) cannot be expanded to \(3,\)"):
+            ours.expand((3,))
+
+        class Coin(D.Bernoulli):
+            pass
+
+        with pytest.raises(NotImplementedError, match="Coin.expand: minigrad expands its own families"):
+            Coin(0.5).expand((2,))
+
+
+def test_register_kl_gives_a_users_family_its_closed_form(monkeypatch):
+    """`@register_kl` as in PyTorch: a user's family gets a KL divergence, and a subclass's rule
+    comes before its base class's; a non-distribution is refused."""
+    monkeypatch.setattr(D, "_KL", dict(D._KL))  # the registration ends with the test
+
+    class Shifted(D.Normal):
+        """N(loc + 1, scale²), a user's family."""
+
+        def log_prob(self, value):
+            return super().log_prob(mg.tensor(value) - 1.0)
+
+    @D.register_kl(Shifted, D.Normal)
+    def _kl_shifted_normal(p, q):
+        return D.kl_divergence(D.Normal(p.loc + 1.0, p.scale), q)
+
+    p, q = Shifted(mg.tensor([0.0, 0.5]), mg.tensor([1.0, 2.0])), D.Normal(mg.tensor([1.0, 0.0]), mg.tensor([1.0, 0.5]))
+    want = TD.kl_divergence(TD.Normal(torch.tensor([1.0, 1.5]), torch.tensor([1.0, 2.0])), TD.Normal(torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.5])))
+    np.testing.assert_allclose(D.kl_divergence(p, q).data, want.numpy(), rtol=1e-6)
+    assert D.kl_divergence(p, D.Normal(1.0, 1.0)).data[0] == 0.0 and D.kl_divergence(D.Normal(1.0, 1.0), D.Normal(1.0, 1.0)).item() == 0.0
+    with pytest.raises(TypeError, match="register_kl: expected a Distribution subclass, got 'Normal'"):
+        D.register_kl("Normal", D.Normal)
