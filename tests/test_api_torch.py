@@ -132,11 +132,11 @@ METHODS = {
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_method_matches_torch(name):
+def test_method_matches_torch(name, rng):
     fn, torch_fn = METHODS[name]
     x = mg.tensor(DATA, requires_grad=True)
     out = fn(x)
-    u = RNG.standard_normal(out.shape)
+    u = rng.standard_normal(out.shape)
     out.backward(u)
     t = torch.tensor(DATA, requires_grad=True)
     t_out = torch_fn(t)
@@ -173,11 +173,11 @@ def test_max_and_min_with_dim_return_values_and_indices_as_torch():
     np.testing.assert_array_equal(y.grad.data, t.grad.numpy())
 
 
-def test_module_level_max_and_min_take_torchs_three_forms():
+def test_module_level_max_and_min_take_torchs_three_forms(rng):
     """torch.max(x), torch.max(x, dim) -> (values, indices), torch.max(x, other); numpy's axis= stays
     the values alone, as the method's positional axis does."""
     x, t = mg.tensor(DATA), torch.tensor(DATA)
-    other = RNG.standard_normal(DATA.shape)
+    other = rng.standard_normal(DATA.shape)
     for name in ("max", "min"):
         ours, theirs = getattr(mg, name), getattr(torch, name)
         assert ours(x).item() == theirs(t).item()
@@ -196,8 +196,8 @@ def test_module_level_max_and_min_take_torchs_three_forms():
     np.testing.assert_array_equal(y.grad.data, (DATA > other).astype(float))
 
 
-def test_flatten_takes_torchs_start_and_end_dims():
-    t = torch.tensor(RNG.standard_normal((2, 3, 4, 5)))
+def test_flatten_takes_torchs_start_and_end_dims(rng):
+    t = torch.tensor(rng.standard_normal((2, 3, 4, 5)))
     x = mg.tensor(t.numpy())
     for args in ((), (1,), (1, 2), (0, -2), (-1,), (3, 3)):
         assert mg.flatten(x, *args).shape == tuple(torch.flatten(t, *args).shape), args
@@ -234,11 +234,11 @@ def _classifier_tutorials_net(torch, nn, F):
     return Net()
 
 
-def test_the_classifier_tutorials_training_and_test_loops_run_as_written_and_agree_with_torch():
+def test_the_classifier_tutorials_training_and_test_loops_run_as_written_and_agree_with_torch(rng):
     """Its training step (SGD with momentum, CrossEntropyLoss) and its count of correct predictions
     (`_, predicted = torch.max(outputs, 1)`), `torch` replaced by `mg`, on random images of
     CIFAR-10's shape, float64 on both sides, the same weights."""
-    images, labels = RNG.standard_normal((8, 3, 32, 32)), RNG.integers(0, 10, 8)
+    images, labels = rng.standard_normal((8, 3, 32, 32)), rng.integers(0, 10, 8)
     torch_net = _classifier_tutorials_net(torch, torch.nn, TF).double()
     net = _classifier_tutorials_net(mg, mg.nn, F)
     mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
@@ -310,11 +310,11 @@ def _walk_next_functions(node, leaves, nones):
                 stack.append(fn)
 
 
-def test_the_neural_networks_tutorials_code_runs_as_written_and_agrees_with_torch():
+def test_the_neural_networks_tutorials_code_runs_as_written_and_agrees_with_torch(rng):
     """Its network (F.max_pool2d, torch.flatten), `net.zero_grad()`, `out.backward(torch.randn(1, 10))`,
     MSELoss, the walk down `loss.grad_fn.next_functions`, the bias's grad before and after
     backward, and one SGD step; the same weights and data on both sides, float64."""
-    image, out_grad, target = RNG.standard_normal((1, 1, 32, 32)), RNG.standard_normal((1, 10)), RNG.standard_normal(10)
+    image, out_grad, target = rng.standard_normal((1, 1, 32, 32)), rng.standard_normal((1, 10)), rng.standard_normal(10)
     torch_net = _neural_networks_tutorials_net(torch, torch.nn, TF).double()
     net = _neural_networks_tutorials_net(mg, mg.nn, F)
     mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
@@ -392,8 +392,8 @@ def test_sorting_predicates_one_hot_and_permutations_match_torch():
         mg.meshgrid(x[0], indexing="yx")
 
 
-def test_activation_and_loss_modules_match_torchs():
-    x = RNG.standard_normal((4, 6)) * 3
+def test_activation_and_loss_modules_match_torchs(rng):
+    x = rng.standard_normal((4, 6)) * 3
     pairs = [
         (mg.nn.LeakyReLU(0.3), torch.nn.LeakyReLU(0.3)),
         (mg.nn.ELU(0.5), torch.nn.ELU(0.5)),
@@ -418,7 +418,7 @@ def test_activation_and_loss_modules_match_torchs():
         mg.nn.Unflatten(1, (4, 2))(mg.tensor(x))
     p = 1.0 / (1.0 + np.exp(-x))
     p[0, :2] = (0.0, 1.0)  # the clamped logs: a loss of 100, not ∞
-    targets = RNG.random(x.shape)
+    targets = rng.random(x.shape)
     for reduction in ("mean", "sum", "none"):
         ours = mg.nn.BCELoss(reduction=reduction)(mg.tensor(p), mg.tensor(targets))
         theirs = torch.nn.BCELoss(reduction=reduction)(torch.tensor(p), torch.tensor(targets))
@@ -722,9 +722,9 @@ def test_zero_grad_set_to_none_false_zeroes_in_place_as_torch(owner):
     assert not model.weight.grad.requires_grad and not model.weight.grad.data.any()
 
 
-def test_backward_takes_torchs_gradient_keyword():
+def test_backward_takes_torchs_gradient_keyword(rng):
     x = mg.tensor(DATA, requires_grad=True)
-    u = RNG.standard_normal(DATA.shape)
+    u = rng.standard_normal(DATA.shape)
     (x * 2.0).backward(gradient=mg.tensor(u))
     np.testing.assert_allclose(x.grad.data, 2 * u)
     with pytest.raises(TypeError, match="grad= or gradient="):
@@ -787,10 +787,10 @@ def test_integer_results_and_python_values():
     assert x.tolist() == t.tolist()
 
 
-def test_argmax_is_recomputed_by_compiled_code():
+def test_argmax_is_recomputed_by_compiled_code(rng):
     compiled = jit.compile(lambda x: (x * (x.argmax(dim=1, keepdim=True) == 0)).sum())
     for _ in range(3):
-        data = RNG.standard_normal((4, 3))
+        data = rng.standard_normal((4, 3))
         expected = (data * (data.argmax(axis=1)[:, None] == 0)).sum()
         assert compiled(data).item() == pytest.approx(expected, rel=1e-12)
 
@@ -825,10 +825,10 @@ def test_dim_keyword_in_functions():
 
 
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 1), False)])
-def test_prod_with_zeros_to_second_order_matches_torch(axis, keepdims):
+def test_prod_with_zeros_to_second_order_matches_torch(axis, keepdims, rng):
     data = np.array([[1.0, 2.0, 3.0, -1.5], [0.0, 2.0, 3.0, 0.5], [0.0, 0.0, 4.0, 2.0]])
-    u = RNG.standard_normal(np.shape(data.prod(axis=axis, keepdims=keepdims)))
-    w = RNG.standard_normal(data.shape)
+    u = rng.standard_normal(np.shape(data.prod(axis=axis, keepdims=keepdims)))
+    w = rng.standard_normal(data.shape)
     x = mg.tensor(data, requires_grad=True)
     out = x.prod(axis=axis, keepdims=keepdims)
     (first,) = mg.gradients(out, [x], grad=mg.tensor(u), create_graph=True)
@@ -845,13 +845,13 @@ def test_prod_with_zeros_to_second_order_matches_torch(axis, keepdims):
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
-def test_prod_edge_shapes_and_compile():
+def test_prod_edge_shapes_and_compile(rng):
     assert mg.tensor(2.5).prod().item() == 2.5
     assert mg.tensor(np.zeros((2, 0))).prod(axis=1).data.tolist() == [1.0, 1.0]
     assert mg.prod(mg.tensor(np.arange(1.0, 6.0))).item() == 120.0
     compiled = jit.compile(lambda x: x.prod(dim=1))
     for _ in range(2):
-        data = RNG.standard_normal((3, 5))
+        data = rng.standard_normal((3, 5))
         np.testing.assert_allclose(compiled(data).data, data.prod(axis=1), rtol=1e-14)
 
 
@@ -901,8 +901,8 @@ def test_einsum_matches_torch_to_second_order(equation, shapes):
             np.testing.assert_allclose(g.data if g is not None else 0.0, tg.numpy(), atol=1e-12)
 
 
-def test_einsum_forms_compile_and_errors():
-    a, b = DATA, RNG.standard_normal((4, 2))
+def test_einsum_forms_compile_and_errors(rng):
+    a, b = DATA, rng.standard_normal((4, 2))
     np.testing.assert_allclose(mg.einsum("ij,jk->ik", [mg.tensor(a), b]).data, a @ b, err_msg="operands as one list, numpy arrays too")
     assert mg.einsum("ij,jk->ik", mg.tensor(a, dtype=mg.float32), mg.tensor(b, dtype=mg.float32)).dtype == np.float32
     compiled = jit.compile(lambda x, y: mg.einsum("ij,jk->ik", x, y).tanh().sum())
@@ -942,8 +942,8 @@ def test_generator_seeds_draws_as_torch_generator_does():
         mg.Generator(device="cuda")
 
 
-def test_histogram_log2_log10_and_nelement_match_torch():
-    data = RNG.standard_normal(500)
+def test_histogram_log2_log10_and_nelement_match_torch(rng):
+    data = rng.standard_normal(500)
     for kwargs in [{}, {"density": True}, {"bins": 7, "range": (-1.0, 2.0)}, {"bins": 4, "weight": np.abs(data)}]:
         theirs = torch.histogram(torch.tensor(data), **{k: torch.tensor(v) if k == "weight" else v for k, v in kwargs.items()})
         mine = mg.histogram(mg.tensor(data, requires_grad=True), **kwargs)
@@ -1041,7 +1041,7 @@ def _dcgan_tutorials_nets(torch, nn, nz=8, ngf=4, ndf=4, nc=1):
     return netG, netD
 
 
-def test_the_dcgan_tutorials_training_loop_runs_as_written_and_agrees_with_torch():
+def test_the_dcgan_tutorials_training_loop_runs_as_written_and_agrees_with_torch(rng):
     """Its loop body (the discriminator on real and on detached fake images, then the generator
     through the discriminator; BCELoss, Adam with beta1 = 0.5), `torch` replaced by `mg`, from the
     same weights on the same images and noise: every loss and D(x), D(G(z)), the weights after
@@ -1051,7 +1051,7 @@ def test_the_dcgan_tutorials_training_loop_runs_as_written_and_agrees_with_torch
     nets = _dcgan_tutorials_nets(mg, mg.nn, nz)
     for net, torch_net in zip(nets, torch_nets):
         mg.nn.utils.load_torch_state_dict(net, torch_net.state_dict())
-    batches = [(RNG.uniform(-1, 1, (6, 1, 16, 16)), RNG.standard_normal((6, nz, 1, 1))) for _ in range(3)]
+    batches = [(rng.uniform(-1, 1, (6, 1, 16, 16)), rng.standard_normal((6, nz, 1, 1))) for _ in range(3)]
     results = {}
     for lib, (netG, netD) in ((mg, nets), (torch, torch_nets)):
         criterion = lib.nn.BCELoss()
@@ -1143,7 +1143,7 @@ def _transformer_tutorials_model(torch, nn, ntoken=11, d_model=8, nhead=2, d_hid
     return TransformerModel(ntoken, d_model, nhead, d_hid, nlayers, dropout)
 
 
-def test_the_transformer_tutorials_model_trains_as_written_and_agrees_with_torch():
+def test_the_transformer_tutorials_model_trains_as_written_and_agrees_with_torch(rng):
     """Its training step (CrossEntropyLoss over the flattened output, SGD with lr 5.0,
     clip_grad_norm_ 0.5, StepLR) on random token sequences with the causal mask, from the same
     weights (the positional-encoding buffer included in the state dict): every loss, the weights."""
@@ -1157,7 +1157,7 @@ def test_the_transformer_tutorials_model_trains_as_written_and_agrees_with_torch
     np.testing.assert_allclose(model.pos_encoder.pe.data, torch_model.pos_encoder.pe.numpy(), rtol=1e-12, atol=1e-12)
     assert "pos_encoder.pe" in mg.nn.utils.torch_state_dict(model)
     mg.nn.utils.load_torch_state_dict(model, torch_model.state_dict())
-    data = [(RNG.integers(0, 11, (6, 4)), RNG.integers(0, 11, (6, 4))) for _ in range(3)]
+    data = [(rng.integers(0, 11, (6, 4)), rng.integers(0, 11, (6, 4))) for _ in range(3)]
     mask = np.triu(np.full((6, 6), -np.inf), 1)  # nn.Transformer.generate_square_subsequent_mask(6)
     results = {}
     for lib, net in ((mg, model), (torch, torch_model)):
@@ -1510,14 +1510,14 @@ def _seq2seq_tutorial(torch, nn, F, SOS_token=0, MAX_LENGTH=5):
     return EncoderRNN, AttnDecoderRNN, train_epoch
 
 
-def test_the_seq2seq_tutorials_gru_encoder_and_attention_decoder_train_as_written_and_agree_with_torch():
+def test_the_seq2seq_tutorials_gru_encoder_and_attention_decoder_train_as_written_and_agree_with_torch(rng):
     """Its encoder and attention decoder from the same weights (dropout 0, which no two libraries
     draw alike), three epochs of `train_epoch` with Adam and NLLLoss over a DataLoader of padded
     sentence pairs (in order: the tutorial's RandomSampler draws differently), then the decoder
     left to its own predictions: every epoch's loss, the weights, the decoded words and the
     attention weights."""
     words, length = 9, 5
-    pairs = RNG.integers(2, words, (8, 2, length))
+    pairs = rng.integers(2, words, (8, 2, length))
     pairs[:, :, -1], pairs[::2, 0, 3:] = 1, 1  # EOS ends each sentence; half the inputs are shorter, padded by EOS
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)

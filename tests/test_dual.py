@@ -67,27 +67,27 @@ def _composite(x, y):
     return (z * z).tanh() - 3.0 * x.log() + (2.0 - y).cos() * z
 
 
-def test_dual_agrees_with_library_forward_mode():
+def test_dual_agrees_with_library_forward_mode(rng):
     for _ in range(5):
-        x, y = RNG.uniform(0.5, 2.0, 2)
-        vx, vy = RNG.standard_normal(2)
+        x, y = rng.uniform(0.5, 2.0, 2)
+        vx, vy = rng.standard_normal(2)
         value, tangent = jvp_dual(_composite, [x, y], [vx, vy])
         out, expected = mg.jvp(_composite, (mg.tensor(x), mg.tensor(y)), (mg.tensor(vx), mg.tensor(vy)))
         np.testing.assert_allclose(value, out.item(), rtol=1e-14)
         np.testing.assert_allclose(tangent, expected.item(), rtol=1e-12)
 
 
-def test_elementwise_duals_agree_with_library_forward_mode_on_arrays():
-    x, y, vx, vy = RNG.uniform(0.5, 2.0, (4, 6))
+def test_elementwise_duals_agree_with_library_forward_mode_on_arrays(rng):
+    x, y, vx, vy = rng.uniform(0.5, 2.0, (4, 6))
     value, tangent = jvp_dual(_composite, [x, y], [vx, vy])
     out, expected = mg.jvp(_composite, (mg.tensor(x), mg.tensor(y)), (mg.tensor(vx), mg.tensor(vy)))
     np.testing.assert_allclose(value, out.data, rtol=1e-14)
     np.testing.assert_allclose(tangent, expected.data, rtol=1e-12)
 
 
-def test_jvp_dual_is_the_directional_derivative():
+def test_jvp_dual_is_the_directional_derivative(rng):
     """J v = ∇f · v, with the gradient from reverse mode: both modes, one answer."""
-    x, v = RNG.uniform(0.5, 2.0, 2), RNG.standard_normal(2)
+    x, v = rng.uniform(0.5, 2.0, 2), rng.standard_normal(2)
     _, tangent = jvp_dual(_composite, list(x), list(v))
     gradient = mg.grad(_composite, argnums=(0, 1))(mg.tensor(x[0]), mg.tensor(x[1]))
     np.testing.assert_allclose(tangent, sum(g.item() * vi for g, vi in zip(gradient, v)), rtol=1e-12)

@@ -64,11 +64,11 @@ def test_elementwise_functions_keep_float32(name):
     np.testing.assert_allclose(y.data, want, rtol=1e-6)
 
 
-def test_elementwise_functions_compile():
+def test_elementwise_functions_compile(rng):
     def f(x, y):
         return (x.asin() + x.atanh() * mg.atan2(y, x) + x.expm1().log1p() + mg.hypot(x, y).cosh()).sum()
 
-    x, y = RNG.uniform(-0.8, 0.8, 5), RNG.standard_normal(5)
+    x, y = rng.uniform(-0.8, 0.8, 5), rng.standard_normal(5)
     want_value, want_grads = mg.value_and_grad(f, argnums=(0, 1))(mg.tensor(x), mg.tensor(y))
     for backend in ("numpy", "numba"):
         value, grads = jit.compile(f, backend=backend, backward=True)(x, y)
@@ -141,15 +141,15 @@ def test_polygamma_matches_torch_and_names_bad_orders():
         mg.polygamma(1.5, x)
 
 
-def test_mvlgamma_matches_torch():
-    x = RNG.uniform(2.0, 6.0, (2, 3))
+def test_mvlgamma_matches_torch(rng):
+    x = rng.uniform(2.0, 6.0, (2, 3))
     for p in (1, 2, 4):
         _compare(lambda t: t.mvlgamma(p), lambda t: t.mvlgamma(p), [x], second=True, rtol=1e-8)
     with pytest.raises(ValueError, match=r"mvlgamma: all of x must exceed \(p - 1\) / 2 = 1.5"):
         mg.mvlgamma(np.array([1.0, 3.0]), 4)
 
 
-def test_lgamma_keeps_float32_and_compiles():
+def test_lgamma_keeps_float32_and_compiles(rng):
     x = mg.tensor(np.linspace(0.5, 4.0, 6, dtype=np.float32), requires_grad=True)
     y = x.lgamma() + x.digamma()
     (g,) = mg.gradients(y.sum(), [x])
@@ -158,7 +158,7 @@ def test_lgamma_keeps_float32_and_compiles():
     def f(t):
         return (t.lgamma() * t.digamma() + mg.polygamma(1, t)).sum()
 
-    data = RNG.uniform(0.5, 4.0, 5)
+    data = rng.uniform(0.5, 4.0, 5)
     want_value, (want,) = mg.value_and_grad(f, argnums=(0,))(mg.tensor(data))
     value, (grad,) = jit.compile(f, backward=True)(data)
     np.testing.assert_allclose(value.data, want_value.data, rtol=1e-13)

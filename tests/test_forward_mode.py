@@ -26,8 +26,8 @@ from oracles import CHECKED_IN_TEST_DISTRIBUTIONS, ORACLE_RTOL, elementwise_case
 RNG = np.random.default_rng(3)
 
 
-def _normal(*shape):
-    return RNG.standard_normal(shape)
+def _normal(*shape, rng=RNG):
+    return rng.standard_normal(shape)
 
 
 def _positive(*shape):
@@ -142,12 +142,12 @@ def _minigrad_jvp(f, inputs, tangents):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_jvp_is_adjoint_of_vjp(name):
+def test_jvp_is_adjoint_of_vjp(name, rng):
     """⟨u, J v⟩ from the JVP rules equals ⟨Jᵀu, v⟩ from the VJP rules, summed over the inputs."""
     f, _, inputs = CASES[name]
-    tangents = [RNG.standard_normal(x.shape) for x in inputs]
+    tangents = [rng.standard_normal(x.shape) for x in inputs]
     out, jv = _minigrad_jvp(f, inputs, tangents)
-    u = RNG.standard_normal(np.shape(out))
+    u = rng.standard_normal(np.shape(out))
     _, vjp_fn = mg.vjp(f, *[mg.tensor(x) for x in inputs])
     jtu = [g.data for g in vjp_fn(mg.tensor(u, dtype=np.asarray(out).dtype))]
     forward = float(np.sum(u * jv))
@@ -156,10 +156,10 @@ def test_jvp_is_adjoint_of_vjp(name):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_jvp_matches_torch_forward_mode(name):
+def test_jvp_matches_torch_forward_mode(name, rng):
     """Value and tangent agree with `torch.func.jvp` in float64."""
     f, f_torch, inputs = CASES[name]
-    tangents = [RNG.standard_normal(x.shape) for x in inputs]
+    tangents = [rng.standard_normal(x.shape) for x in inputs]
     out, jv = _minigrad_jvp(f, inputs, tangents)
     torch_out, torch_jv = torch.func.jvp(
         f_torch, tuple(torch.from_numpy(x) for x in inputs), tuple(torch.from_numpy(t) for t in tangents)
@@ -180,14 +180,14 @@ def test_cases_cover_every_primitive():
     assert primitives <= exercised, f"no forward-mode case exercises {sorted(primitives - exercised)}"
 
 
-def test_jvp_of_composite_matches_torch():
+def test_jvp_of_composite_matches_torch(rng):
     """Tangents flow through a chain of primitives with fan-out, not only through one rule."""
 
     def f(x, w):  # torch tensors have the same methods: one function for both libraries
         h = (x @ w).tanh()
         return h * h.sum() - x[:, :1] * 2.0
 
-    x, w, tx, tw = _normal(3, 4), _normal(4, 2), _normal(3, 4), _normal(4, 2)
+    x, w, tx, tw = _normal(3, 4, rng=rng), _normal(4, 2, rng=rng), _normal(3, 4, rng=rng), _normal(4, 2, rng=rng)
     _, jv = _minigrad_jvp(f, [x, w], [tx, tw])
     _, torch_jv = torch.func.jvp(f, tuple(map(torch.from_numpy, (x, w))), tuple(map(torch.from_numpy, (tx, tw))))
     np.testing.assert_allclose(jv, torch_jv.numpy(), **EXACT)
@@ -198,9 +198,9 @@ def test_jvp_of_a_constant_function_is_zero():
     np.testing.assert_array_equal(tangent.data, np.zeros(2))
 
 
-def test_jvp_leaves_no_tangent_behind():
+def test_jvp_leaves_no_tangent_behind(rng):
     """After `jvp`, neither inputs nor output carry tangents: a later plain computation is unaffected."""
-    x = mg.tensor(_normal(3))
+    x = mg.tensor(_normal(3, rng=rng))
     out, _ = mg.jvp(lambda a: a.sin() * 2.0, (x,), (mg.tensor(np.ones(3)),))
     assert x._tangent is None and out._tangent is None
     assert (x * 2.0)._tangent is None
@@ -213,8 +213,8 @@ def test_jvp_leaves_no_tangent_behind():
         (lambda x: (x.reshape(2, 3) @ x.reshape(3, 2)).tanh(), lambda x: torch.tanh(x.reshape(2, 3) @ x.reshape(3, 2)), (6,)),
     ],
 )
-def test_jacobian_forward_and_reverse_agree_with_torch(f, f_torch, shape):
-    x = _normal(*shape)
+def test_jacobian_forward_and_reverse_agree_with_torch(f, f_torch, shape, rng):
+    x = _normal(*shape, rng=rng)
     expected = torch.func.jacfwd(f_torch)(torch.from_numpy(x)).numpy()
     for mode in ("forward", "reverse"):
         np.testing.assert_allclose(mg.jacobian(f, x, mode=mode).data, expected, **EXACT, err_msg=mode)

@@ -13,8 +13,6 @@ import torch
 
 import minigrad as mg
 
-RNG = np.random.default_rng(3)
-
 
 class Cube(mg.Function):
     @staticmethod
@@ -60,19 +58,19 @@ class ScaledSinCos(mg.Function):
         return a * y + b, None, (a * x - b).sum(axis=0)
 
 
-def tensor(shape, requires_grad=True):
-    return mg.tensor(RNG.standard_normal(shape), requires_grad=requires_grad)
+def tensor(shape, rng, requires_grad=True):
+    return mg.tensor(rng.standard_normal(shape), requires_grad=requires_grad)
 
 
-def test_apply_records_one_node_named_after_the_class():
-    x = tensor((3,))
+def test_apply_records_one_node_named_after_the_class(rng):
+    x = tensor((3,), rng=rng)
     y = Cube.apply(x)
     assert y.op == "Cube" and y.parents == (x,) and y.requires_grad
     np.testing.assert_allclose(y.data, x.data**3)
 
 
-def test_gradients_agree_with_central_differences():
-    x, y = tensor((2, 3)), tensor((3,))
+def test_gradients_agree_with_central_differences(rng):
+    x, y = tensor((2, 3), rng=rng), tensor((3,), rng=rng)
     assert mg.gradcheck(lambda v: Cube.apply(v), x)
     assert mg.gradcheck(lambda v: Exp.apply(v), x)
     assert mg.gradcheck(lambda a, b: sum(o.sum() for o in ScaledSinCos.apply(a, 1.7, b)), x, y)
@@ -93,8 +91,8 @@ class TorchScaledSinCos(torch.autograd.Function):
         return a * y + b, None, (a * x - b).sum(dim=0)
 
 
-def test_several_outputs_and_a_number_argument_agree_with_pytorch():
-    x, y = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
+def test_several_outputs_and_a_number_argument_agree_with_pytorch(rng):
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(3)
     mx, my = mg.tensor(x, requires_grad=True), mg.tensor(y, requires_grad=True)
     tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
     first, second = ScaledSinCos.apply(mx, 0.5, my)
@@ -106,7 +104,7 @@ def test_several_outputs_and_a_number_argument_agree_with_pytorch():
     np.testing.assert_allclose(my.grad.data, ty.grad.numpy(), rtol=1e-10)
 
 
-def test_an_unused_output_sends_zeros():
+def test_an_unused_output_sends_zeros(rng):
     seen = {}
 
     class Pair(mg.Function):
@@ -119,7 +117,7 @@ def test_an_unused_output_sends_zeros():
             seen["second"] = g_second.data.copy()
             return g_first * 2.0 + g_second * 3.0
 
-    x = tensor((4,))
+    x = tensor((4,), rng=rng)
     first, _ = Pair.apply(x)
     first.sum().backward()
     np.testing.assert_array_equal(seen["second"], np.zeros(4))
@@ -127,15 +125,15 @@ def test_an_unused_output_sends_zeros():
 
 
 @pytest.mark.parametrize("function, second", [(Cube, lambda x: 6 * x), (Exp, np.exp)])
-def test_double_backward_through_saved_inputs_and_outputs(function, second):
-    x = tensor((5,))
+def test_double_backward_through_saved_inputs_and_outputs(function, second, rng):
+    x = tensor((5,), rng=rng)
     (g,) = mg.gradients(function.apply(x).sum(), [x], create_graph=True)
     (gg,) = mg.gradients(g.sum(), [x])
     np.testing.assert_allclose(gg.data, second(x.data), rtol=1e-12)
 
 
-def test_double_backward_agrees_with_pytorch():
-    x, y, v = RNG.standard_normal((2, 3)), RNG.standard_normal(3), RNG.standard_normal((2, 3))
+def test_double_backward_agrees_with_pytorch(rng):
+    x, y, v = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal((2, 3))
     mx, my = mg.tensor(x, requires_grad=True), mg.tensor(y, requires_grad=True)
     tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
     m_out = ScaledSinCos.apply(mx, 1.3, my)
@@ -148,7 +146,7 @@ def test_double_backward_agrees_with_pytorch():
         np.testing.assert_allclose(got.data, expected.numpy(), rtol=1e-10, atol=1e-12)
 
 
-def test_needs_input_grad_and_constants_get_no_gradient():
+def test_needs_input_grad_and_constants_get_no_gradient(rng):
     seen = {}
 
     class Mul(mg.Function):
@@ -163,23 +161,23 @@ def test_needs_input_grad_and_constants_get_no_gradient():
             a, b = ctx.saved_tensors
             return (grad * b if ctx.needs_input_grad[0] else None, grad * a if ctx.needs_input_grad[1] else None)
 
-    a, b = tensor((3,)), tensor((3,), requires_grad=False)
+    a, b = tensor((3,), rng=rng), tensor((3,), requires_grad=False, rng=rng)
     Mul.apply(a, b).sum().backward()
     assert seen["needs"] == (True, False)
     np.testing.assert_allclose(a.grad.data, b.data)
     assert b.grad is None
 
 
-def test_nothing_is_recorded_without_grad_or_on_constants():
-    x = tensor((3,))
+def test_nothing_is_recorded_without_grad_or_on_constants(rng):
+    x = tensor((3,), rng=rng)
     with mg.no_grad():
         assert Cube.apply(x).node is None
-    out = Cube.apply(tensor((3,), requires_grad=False))
+    out = Cube.apply(tensor((3,), requires_grad=False, rng=rng))
     assert out.node is None and not out.requires_grad
 
 
-def test_inputs_declared_in_forward_get_their_gradients():
-    w = tensor((3,))
+def test_inputs_declared_in_forward_get_their_gradients(rng):
+    w = tensor((3,), rng=rng)
 
     class TimesW(mg.Function):  # closes over w, as a layer closes over its weights
         @staticmethod
@@ -194,23 +192,23 @@ def test_inputs_declared_in_forward_get_their_gradients():
             (weight,) = ctx.added_inputs
             return grad * weight, grad * x
 
-    x = tensor((3,))
+    x = tensor((3,), rng=rng)
     out = TimesW.apply(x)
     assert out.parents == (x, w)
     gx, gw = mg.gradients(out.sum(), [x, w])
     np.testing.assert_allclose(gx.data, w.data)
     np.testing.assert_allclose(gw.data, x.data)
-    assert TimesW.apply(tensor((3,), requires_grad=False)).requires_grad, "w needs a gradient: record the node"
+    assert TimesW.apply(tensor((3,), requires_grad=False, rng=rng)).requires_grad, "w needs a gradient: record the node"
 
 
-def test_evaluate_runs_forward_again_on_new_values():
-    x = tensor((3,))
+def test_evaluate_runs_forward_again_on_new_values(rng):
+    x = tensor((3,), rng=rng)
     out = Cube.apply(x * 2.0)
     np.testing.assert_allclose(mg.evaluate(out, {x: np.ones(3)}), np.full(3, 8.0))
 
 
-def test_saved_inputs_are_freed_with_the_graph():
-    x = tensor((1000,))
+def test_saved_inputs_are_freed_with_the_graph(rng):
+    x = tensor((1000,), rng=rng)
     h = x.exp()
     probe = weakref.ref(h)
     out = Cube.apply(h)
@@ -220,7 +218,7 @@ def test_saved_inputs_are_freed_with_the_graph():
     assert probe() is None, "backward freed the graph, but the saved input is still alive"
 
 
-def test_backward_with_the_wrong_number_of_gradients_names_the_function():
+def test_backward_with_the_wrong_number_of_gradients_names_the_function(rng):
     class TwoArgs(mg.Function):
         @staticmethod
         def forward(ctx, a, b):
@@ -231,10 +229,10 @@ def test_backward_with_the_wrong_number_of_gradients_names_the_function():
             return grad
 
     with pytest.raises(mg.MinigradError, match=r"TwoArgs.backward returned 1 gradients, expected 2"):
-        TwoArgs.apply(tensor((2,)), tensor((2,))).sum().backward()
+        TwoArgs.apply(tensor((2,), rng=rng), tensor((2,), rng=rng)).sum().backward()
 
 
-def test_backward_with_a_wrong_shape_names_the_function_and_both_shapes():
+def test_backward_with_a_wrong_shape_names_the_function_and_both_shapes(rng):
     class Sum(mg.Function):
         @staticmethod
         def forward(ctx, x):
@@ -245,10 +243,10 @@ def test_backward_with_a_wrong_shape_names_the_function_and_both_shapes():
             return grad  # forgot to broadcast back to (2, 3)
 
     with pytest.raises(mg.ShapeError, match=r"Sum.backward: gradient 0 has shape \(3,\), but its input has shape \(2, 3\)"):
-        Sum.apply(tensor((2, 3))).sum().backward()
+        Sum.apply(tensor((2, 3), rng=rng)).sum().backward()
 
 
-def test_a_gradient_for_a_number_argument_is_refused():
+def test_a_gradient_for_a_number_argument_is_refused(rng):
     class Scale(mg.Function):
         @staticmethod
         def forward(ctx, x, factor):
@@ -260,20 +258,20 @@ def test_a_gradient_for_a_number_argument_is_refused():
             return grad * ctx.factor, grad.sum()
 
     with pytest.raises(mg.MinigradError, match="gradient for argument 1 of forward, which is not a tensor"):
-        Scale.apply(tensor((2,)), 3.0).sum().backward()
+        Scale.apply(tensor((2,), rng=rng), 3.0).sum().backward()
 
 
-def test_forward_must_return_tensors():
+def test_forward_must_return_tensors(rng):
     class Bad(mg.Function):
         @staticmethod
         def forward(ctx, x):
             return x.data
 
     with pytest.raises(mg.MinigradError, match="Bad.forward must return a tensor"):
-        Bad.apply(tensor((2,)))
+        Bad.apply(tensor((2,), rng=rng))
 
 
-def test_saved_arguments_are_only_available_in_backward():
+def test_saved_arguments_are_only_available_in_backward(rng):
     seen = {}
 
     class Peek(mg.Function):
@@ -283,12 +281,12 @@ def test_saved_arguments_are_only_available_in_backward():
             seen["ctx"] = ctx
             return x * 1.0
 
-    Peek.apply(tensor((2,)))
+    Peek.apply(tensor((2,), rng=rng))
     with pytest.raises(mg.MinigradError, match="only inside backward"):
         seen["ctx"].saved_tensors
 
 
-def test_a_numpy_gradient_is_accepted():
+def test_a_numpy_gradient_is_accepted(rng):
     class Double(mg.Function):
         @staticmethod
         def forward(ctx, x):
@@ -298,6 +296,6 @@ def test_a_numpy_gradient_is_accepted():
         def backward(ctx, grad):
             return 2.0 * grad.data
 
-    x = tensor((3,))
+    x = tensor((3,), rng=rng)
     Double.apply(x).sum().backward()
     np.testing.assert_array_equal(x.grad.data, np.full(3, 2.0))

@@ -167,11 +167,11 @@ def _second_derivatives_torch(fn, arrays, u, ws):
 
 
 @pytest.mark.parametrize("name", sorted(PRIMITIVES))
-def test_double_backward_matches_torch(name):
+def test_double_backward_matches_torch(name, rng):
     mg_fn, torch_fn, arrays = PRIMITIVES[name]
     out_shape = mg_fn(*[mg.Tensor(a) for a in arrays]).shape
-    u = RNG.standard_normal(out_shape)
-    ws = [RNG.standard_normal(a.shape).astype(a.dtype) for a in arrays]
+    u = rng.standard_normal(out_shape)
+    ws = [rng.standard_normal(a.shape).astype(a.dtype) for a in arrays]
     got_first, got_second = _second_derivatives_minigrad(mg_fn, arrays, u, ws)
     want_first, want_second = _second_derivatives_torch(torch_fn, arrays, u, ws)
     tol = 1e-5 if any(a.dtype == np.float32 for a in arrays) else ORACLE_RTOL.get(name, 1e-10)
@@ -265,18 +265,18 @@ FUNCTIONS = {
 
 @pytest.mark.parametrize("mode", ["forward-over-reverse", "reverse-over-reverse"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_hvp_matches_torch(name, mode):
+def test_hvp_matches_torch(name, mode, rng):
     f, f_torch, n = FUNCTIONS[name]
-    x, v = RNG.standard_normal(n) * 0.5, RNG.standard_normal(n)
+    x, v = rng.standard_normal(n) * 0.5, rng.standard_normal(n)
     got = mg.hvp(f, mg.tensor(x), mg.tensor(v), mode=mode)
     _, want = torch.autograd.functional.hvp(f_torch, torch.tensor(x), torch.tensor(v))
     np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-9, atol=1e-10, err_msg=f"{name}, {mode}")
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_hessian_matches_torch(name):
+def test_hessian_matches_torch(name, rng):
     f, f_torch, n = FUNCTIONS[name]
-    x = RNG.standard_normal(n) * 0.5
+    x = rng.standard_normal(n) * 0.5
     got = mg.hessian(f, mg.tensor(x))
     want = torch.autograd.functional.hessian(f_torch, torch.tensor(x))
     np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-9, atol=1e-10)
@@ -284,16 +284,16 @@ def test_hessian_matches_torch(name):
 
 
 @pytest.mark.parametrize("mode", ["forward-over-reverse", "reverse-over-reverse"])
-def test_hvp_costs_a_constant_number_of_vjps_whatever_the_dimension(mode):
+def test_hvp_costs_a_constant_number_of_vjps_whatever_the_dimension(mode, rng):
     """Pearlmutter's point: H v costs a few gradients, never one pass per input like the Hessian."""
     counts = {}
     for n in (4, 64):
-        x, v = mg.tensor(RNG.standard_normal(n)), mg.tensor(RNG.standard_normal(n))
+        x, v = mg.tensor(rng.standard_normal(n)), mg.tensor(rng.standard_normal(n))
         with count_vjps() as counter:
             mg.hvp(_rosenbrock, x, v, mode=mode)
         counts[n] = counter.vjps
     assert counts[4] == counts[64], f"VJPs evaluated for n=4 and n=64: {counts}"
-    x = mg.tensor(RNG.standard_normal(64))
+    x = mg.tensor(rng.standard_normal(64))
     with count_vjps() as one_gradient:
         mg.grad(_rosenbrock)(x)
     with count_vjps() as hessian:
@@ -309,13 +309,13 @@ def test_hvp_rejects_an_unknown_mode():
 
 # --------------------------------------------------------------------------- Adam against torch.optim.Adam
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1])
-def test_adam_matches_torch(weight_decay):
-    start = RNG.standard_normal((3, 2))
+def test_adam_matches_torch(weight_decay, rng):
+    start = rng.standard_normal((3, 2))
     p = mg.nn.Parameter(start.copy())
     pt = torch.tensor(start.copy(), requires_grad=True)
     opt = mg.optim.Adam([p], lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=weight_decay)
     opt_t = torch.optim.Adam([pt], lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=weight_decay)
-    target = RNG.standard_normal((3, 2))
+    target = rng.standard_normal((3, 2))
     for _ in range(25):
         opt.zero_grad()
         ((p - mg.Tensor(target)) ** 4).sum().backward()

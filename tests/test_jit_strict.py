@@ -13,8 +13,6 @@ import minigrad as mg
 import minigrad.jit as jit
 from minigrad.jit.backends.numpy_backend import run_graph
 
-RNG = np.random.default_rng(5)
-
 
 def _eager(fn, *arrays, backward=False):
     if not backward:
@@ -23,10 +21,10 @@ def _eager(fn, *arrays, backward=False):
     return value.data, [g.data for g in grads]
 
 
-def _check_against_eager(fn, shapes, backend="numpy", backward=False, calls=3):
+def _check_against_eager(fn, shapes, rng, backend="numpy", backward=False, calls=3):
     compiled = jit.compile(fn, backend=backend, backward=backward)
     for _ in range(calls):  # the first call traces; the others run the program on new data
-        arrays = [RNG.standard_normal(shape) for shape in shapes]
+        arrays = [rng.standard_normal(shape) for shape in shapes]
         got = compiled(*arrays)
         value, grads = _eager(fn, *arrays, backward=backward)
         if backward:
@@ -52,19 +50,19 @@ MASKED = {
 
 @pytest.mark.parametrize("name", MASKED)
 @pytest.mark.parametrize("backward", [False, True])
-def test_masks_and_comparisons_follow_new_inputs(name, backward):
-    compiled = _check_against_eager(MASKED[name], [(4, 3)], backward=backward)
+def test_masks_and_comparisons_follow_new_inputs(name, backward, rng):
+    compiled = _check_against_eager(MASKED[name], [(4, 3)], backward=backward, rng=rng)
     frozen = [n for n in compiled.graph.nodes if n.op == "where" or (n.op == "constant" and n.dtype == "bool")]
     assert not frozen, f"{name}: a mask frozen at trace time:\n{compiled.graph}"
 
 
-def test_where_between_two_inputs_with_gradients():
-    _check_against_eager(lambda x, y: mg.where(x < y, x * y, y.sin()).sum(), [(5,), (5,)], backward=True)
+def test_where_between_two_inputs_with_gradients(rng):
+    _check_against_eager(lambda x, y: mg.where(x < y, x * y, y.sin()).sum(), [(5,), (5,)], backward=True, rng=rng)
 
 
-def test_numba_backend_runs_traced_masks():
+def test_numba_backend_runs_traced_masks(rng):
     pytest.importorskip("numba")
-    _check_against_eager(lambda x: (mg.where(x > 0, x, 0.1 * x) * (x < 1.0)).sigmoid().sum(), [(64,)], backend="numba", backward=True)
+    _check_against_eager(lambda x: (mg.where(x > 0, x, 0.1 * x) * (x < 1.0)).sigmoid().sum(), [(64,)], backend="numba", backward=True, rng=rng)
 
 
 def test_trace_itself_keeps_constant_masks():
@@ -152,11 +150,11 @@ def test_a_random_draw_inside_compile_is_refused_naming_the_line(name):
 
 
 # --------------------------------------------------------------------------- closed-over parameters
-def test_closed_over_parameters_are_read_at_call_time():
+def test_closed_over_parameters_are_read_at_call_time(rng):
     model = mg.nn.MLP([3, 8, 1], rng=np.random.default_rng(0))
     optimizer = mg.optim.SGD(model.parameters(), lr=0.1)
-    x = RNG.standard_normal((16, 3))
-    y = RNG.standard_normal((16, 1))
+    x = rng.standard_normal((16, 3))
+    y = rng.standard_normal((16, 1))
 
     def loss_fn(x, y):
         return mg.nn.mse_loss(model(x), y)
@@ -187,10 +185,10 @@ def test_a_parameter_that_changes_shape_retraces():
     assert compiled(np.ones((1, 3))).item() == 12.0
 
 
-def test_compiled_backward_with_closed_over_parameters_gives_input_gradients():
-    w = mg.tensor(RNG.standard_normal((3, 2)), requires_grad=True)
+def test_compiled_backward_with_closed_over_parameters_gives_input_gradients(rng):
+    w = mg.tensor(rng.standard_normal((3, 2)), requires_grad=True)
     compiled = jit.compile(lambda x: ((x @ w).tanh() ** 2).sum(), backward=True)
-    x = RNG.standard_normal((4, 3))
+    x = rng.standard_normal((4, 3))
     (value, (grad,)) = compiled(x)
     w.data = w.data * 2.0
     (value, (grad,)) = compiled(x)
@@ -199,7 +197,7 @@ def test_compiled_backward_with_closed_over_parameters_gives_input_gradients():
     assert w.grad is None, "compiling does not touch the parameters' .grad"
 
 
-def test_in_place_operators_inside_a_compiled_function_are_recorded():
+def test_in_place_operators_inside_a_compiled_function_are_recorded(rng):
     def f(x):
         y = x * 1.0
         y += 1.0
@@ -208,7 +206,7 @@ def test_in_place_operators_inside_a_compiled_function_are_recorded():
 
     compiled = jit.compile(f)
     for _ in range(2):
-        data = RNG.standard_normal(3)
+        data = rng.standard_normal(3)
         np.testing.assert_allclose(compiled(data).data, f(mg.tensor(data.copy())).data, rtol=1e-15)
     with pytest.raises(jit.TracerError, match="add_ \\(an in-place change\\)"):
         jit.compile(lambda x: x.add_(1.0))(np.ones(2))

@@ -17,9 +17,9 @@ from oracles import compare_with_torch as _compare
 RNG = np.random.default_rng(20261207)
 
 
-def _matrices(*shape):
+def _matrices(*shape, rng=RNG):
     """Well-conditioned square matrices: random, plus twice the identity."""
-    return RNG.standard_normal(shape) + 2 * np.eye(shape[-1])
+    return rng.standard_normal(shape) + 2 * np.eye(shape[-1])
 
 
 A, A3 = _matrices(4, 4), _matrices(2, 3, 3)
@@ -61,8 +61,7 @@ def test_solve_matches_torch(a, b):
     _compare(mg.linalg.solve, torch.linalg.solve, [a, b], second=True)
 
 
-def test_solve_on_the_right():
-    rng = np.random.default_rng(201)  # its own draws, whatever order the workers run tests in
+def test_solve_on_the_right(rng):
     b = rng.standard_normal((2, 4))
     _compare(lambda x, y: mg.linalg.solve(x, y, left=False), lambda x, y: torch.linalg.solve(x, y, left=False), [A, b], second=True)
 
@@ -70,8 +69,7 @@ def test_solve_on_the_right():
 @pytest.mark.parametrize("upper", [True, False])
 @pytest.mark.parametrize("left", [True, False])
 @pytest.mark.parametrize("unitriangular", [True, False])
-def test_solve_triangular_reads_one_triangle(upper, left, unitriangular):
-    rng = np.random.default_rng(202)  # its own draws, whatever order the workers run tests in
+def test_solve_triangular_reads_one_triangle(upper, left, unitriangular, rng):
     b = rng.standard_normal((4, 2) if left else (2, 4))
     kw = dict(upper=upper, left=left, unitriangular=unitriangular)
     _compare(lambda x, y: mg.linalg.solve_triangular(x, y, **kw), lambda x, y: torch.linalg.solve_triangular(x, y, **kw), [A, b], second=True)
@@ -83,25 +81,22 @@ def test_matrix_power_of_negative_exponents():
 
 # --------------------------------------------------------------------------- cholesky
 @pytest.mark.parametrize("upper", [False, True])
-def test_cholesky_matches_torch(upper):
-    rng = np.random.default_rng(203)  # its own draws, whatever order the workers run tests in
+def test_cholesky_matches_torch(upper, rng):
     def make(lib):
         return lambda x: lib.linalg.cholesky(x @ x.mT + lib.eye(3, dtype=x.dtype), upper=upper)
 
     _compare(make(mg), make(torch), [rng.standard_normal((2, 3, 3))], second=True)
 
 
-def test_cholesky_reads_only_the_lower_triangle():
-    rng = np.random.default_rng(204)  # its own draws, whatever order the workers run tests in
+def test_cholesky_reads_only_the_lower_triangle(rng):
     spd = A @ A.T + np.eye(4)
     garbage_above = np.tril(spd) + np.triu(rng.standard_normal((4, 4)), 1)
     np.testing.assert_allclose(mg.linalg.cholesky(garbage_above).data, np.linalg.cholesky(spd), rtol=1e-12)
     np.testing.assert_allclose(mg.tensor(spd).cholesky(upper=True).data, np.linalg.cholesky(spd).T, rtol=1e-12)
 
 
-def test_a_gaussian_log_likelihood_through_cholesky():
+def test_a_gaussian_log_likelihood_through_cholesky(rng):
     """What a Gaussian process fits: −½ yᵀ K⁻¹ y − Σ log diag L, K = L Lᵀ, gradient in the kernel's parameters."""
-    rng = np.random.default_rng(205)  # its own draws, whatever order the workers run tests in
     x, y = np.linspace(0.0, 1.0, 6), rng.standard_normal(6)
 
     def nll(lib, log_scale, log_noise):
@@ -116,8 +111,7 @@ def test_a_gaussian_log_likelihood_through_cholesky():
 
 # --------------------------------------------------------------------------- norms and products
 @pytest.mark.parametrize("ord", [2, 1, 3, 0.5, math.inf, -math.inf, -1])
-def test_vector_norm(ord):  # noqa: A002
-    rng = np.random.default_rng(206)  # its own draws, whatever order the workers run tests in
+def test_vector_norm(ord, rng):  # noqa: A002
     x = rng.standard_normal((3, 4)) + 0.1
     _compare(lambda t: mg.linalg.vector_norm(t, ord), lambda t: torch.linalg.vector_norm(t, ord), [x], second=True)
     _compare(lambda t: mg.linalg.vector_norm(t, ord, dim=1, keepdim=True), lambda t: torch.linalg.vector_norm(t, ord, dim=1, keepdim=True), [x])
@@ -146,8 +140,7 @@ def test_norm_picks_the_vector_or_matrix_norm_as_torch(args):
 
 
 @pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim arg")
-def test_cross_vecdot_multi_dot():
-    rng = np.random.default_rng(207)  # its own draws, whatever order the workers run tests in
+def test_cross_vecdot_multi_dot(rng):
     a, b = rng.standard_normal((4, 3)), rng.standard_normal((1, 3))
     _compare(mg.linalg.cross, torch.linalg.cross, [a, b], second=True)
     _compare(lambda x, y: mg.linalg.cross(x.T, y.T, dim=0), lambda x, y: torch.linalg.cross(x.T, y.T, dim=0), [a, b])
@@ -157,16 +150,15 @@ def test_cross_vecdot_multi_dot():
     _compare(lambda *t: mg.linalg.multi_dot(t), lambda *t: torch.linalg.multi_dot(t), m, second=True)
 
 
-def test_linalg_compiles():
+def test_linalg_compiles(rng):
     """A solve and a log-determinant traced once, rerun on new matrices."""
-    rng = np.random.default_rng(208)  # its own draws, whatever order the workers run tests in
 
     def f(a, b):
         return mg.linalg.solve(a, b).sum() + mg.linalg.slogdet(a @ a.mT).logabsdet + mg.linalg.inv(a).trace()
 
     compiled = jit.compile(f, backward=True)
     for seed in range(2):
-        a, b = _matrices(3, 3) + seed, rng.standard_normal((3, 2))
+        a, b = _matrices(3, 3, rng=rng) + seed, rng.standard_normal((3, 2))
         value, grads = compiled(a, b)
         want_value, want_grads = mg.value_and_grad(f, argnums=(0, 1))(mg.tensor(a), mg.tensor(b))
         np.testing.assert_allclose(value.data, want_value.data, rtol=1e-10)
@@ -250,8 +242,7 @@ def test_eigh_decomposes():
         mg.linalg.eigh(s, "upper")
 
 
-def test_cholesky_of_an_unsymmetric_input_differentiates_as_torch():
-    rng = np.random.default_rng(209)  # its own draws, whatever order the workers run tests in
+def test_cholesky_of_an_unsymmetric_input_differentiates_as_torch(rng):
     spd = A @ A.T + np.eye(4)
     garbage_above = np.tril(spd) + np.triu(rng.standard_normal((4, 4)), 1)
     _compare(mg.linalg.cholesky, torch.linalg.cholesky, [garbage_above], second=True)
@@ -370,8 +361,7 @@ def test_the_gradient_through_singular_vectors_is_infinite_at_a_repeated_singula
 
 
 @SHAPES
-def test_pinv_matches_torch(a):
-    rng = np.random.default_rng(210)  # its own draws, whatever order the workers run tests in
+def test_pinv_matches_torch(a, rng):
     _compare(mg.linalg.pinv, torch.linalg.pinv, [a], second=True)
     # hermitian=True reads the lower triangle (the gradients differ above it: torch's is the whole
     # matrix's), so both differentiate through the same symmetric matrix
@@ -380,8 +370,7 @@ def test_pinv_matches_torch(a):
     np.testing.assert_allclose(mg.linalg.pinv(garbage_above, hermitian=True).data, torch.linalg.pinv(torch.tensor(garbage_above), hermitian=True).numpy(), atol=1e-12)
 
 
-def test_pinv_of_a_rank_deficient_matrix_drops_the_small_singular_values():
-    rng = np.random.default_rng(211)  # its own draws, whatever order the workers run tests in
+def test_pinv_of_a_rank_deficient_matrix_drops_the_small_singular_values(rng):
     b, c, b1, c1 = (rng.standard_normal(shape) for shape in [(5, 2), (2, 4), (5, 2), (2, 4)])
     low_rank = b @ c  # rank 2
     for kw in (dict(), dict(rtol=1e-8), dict(atol=1e-6), dict(atol=1e-6, rtol=0.5)):
@@ -428,8 +417,7 @@ def test_lstsq_returns_what_torch_returns(driver, shapes):
     _compare(lambda x, y: mg.linalg.lstsq(x, y, driver=driver).solution, lambda x, y: torch.linalg.lstsq(x, y, driver=driver).solution, [a, b], second=True)
 
 
-def test_lstsq_fits_a_polynomial_as_numpy_and_finds_the_least_norm_solution():
-    rng = np.random.default_rng(212)  # its own draws, whatever order the workers run tests in
+def test_lstsq_fits_a_polynomial_as_numpy_and_finds_the_least_norm_solution(rng):
     x = np.linspace(-1.0, 1.0, 20)
     y = 1.0 - 2.0 * x + 0.5 * x**3 + 0.01 * rng.standard_normal(20)
     vandermonde = np.vander(x, 4)

@@ -7,18 +7,16 @@ import minigrad as mg
 from minigrad import ops
 from minigrad.numerical import EPSILON, central_difference, forward_difference, optimal_step
 
-RNG = np.random.default_rng(7)
 
-
-def test_central_difference_is_a_gradient_shaped_like_its_input():
-    x = RNG.standard_normal((3, 2))
+def test_central_difference_is_a_gradient_shaped_like_its_input(rng):
+    x = rng.standard_normal((3, 2))
     grad = central_difference(lambda a: np.sum(np.sin(a) * a), x)
     assert grad.shape == (3, 2)
     np.testing.assert_allclose(grad, np.cos(x) * x + np.sin(x), rtol=1e-8, atol=1e-8)  # rounding ~ ε|f|/h ≈ 1e-9
 
 
-def test_finite_differences_leave_their_input_untouched():
-    x = RNG.standard_normal(4)
+def test_finite_differences_leave_their_input_untouched(rng):
+    x = rng.standard_normal(4)
     before = x.copy()
     central_difference(lambda a: np.sum(a**2), x)
     forward_difference(lambda a: np.sum(a**2), x)
@@ -51,8 +49,8 @@ def test_optimal_step_balances_truncation_and_rounding(scheme, fn, best):
         optimal_step("backward")
 
 
-def test_gradcheck_passes_a_correct_rule_and_reports_true_relative_error():
-    x, y = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+def test_gradcheck_passes_a_correct_rule_and_reports_true_relative_error(rng):
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal(4)
     report = mg.gradcheck(lambda a, b: (a * b).tanh(), x, y)
     assert report and report.ok
     analytic, numeric = report.analytic, report.numeric
@@ -62,9 +60,9 @@ def test_gradcheck_passes_a_correct_rule_and_reports_true_relative_error():
     assert "gradcheck passed" in str(report)
 
 
-def test_gradcheck_catches_a_broken_rule_and_says_where(monkeypatch):
+def test_gradcheck_catches_a_broken_rule_and_says_where(monkeypatch, rng):
     """A tanh VJP with the wrong sign fails; the report names the input, element and both values."""
-    x, y = RNG.standard_normal(3), RNG.standard_normal((2, 3))
+    x, y = rng.standard_normal(3), rng.standard_normal((2, 3))
     monkeypatch.setattr(ops.tanh, "vjp", lambda g, out, x: (g * (1.0 + out * out),))
     report = mg.gradcheck(lambda a, b: (b * 0.1 + a.tanh()).sum(), x, y, raise_exception=False)
     assert not report

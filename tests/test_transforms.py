@@ -78,9 +78,9 @@ def test_grad_of_grad_matches_closed_forms():
 
 
 # --------------------------------------------------------------------------- vjp and jvp
-def test_vjp_matches_torch_and_can_be_called_twice():
-    x, y = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
-    u = RNG.standard_normal((2, 4))
+def test_vjp_matches_torch_and_can_be_called_twice(rng):
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    u = rng.standard_normal((2, 4))
     out, vjp_fn = mg.vjp(lambda a, b: (a @ b).tanh(), x, y)
     first = [g.data.copy() for g in vjp_fn(u)]
     second = [g.data for g in vjp_fn(mg.tensor(u))]
@@ -100,8 +100,8 @@ def test_jvp_matches_central_differences_and_torch():
     np.testing.assert_allclose(tangent.data, t_tangent.numpy(), rtol=1e-12)
 
 
-def test_jvp_of_several_inputs_is_the_sum_of_partial_directional_derivatives():
-    x, y, vx, vy = RNG.standard_normal((4, 3))
+def test_jvp_of_several_inputs_is_the_sum_of_partial_directional_derivatives(rng):
+    x, y, vx, vy = rng.standard_normal((4, 3))
     _, tangent = mg.jvp(lambda a, b: a * b.exp(), (x, y), (vx, vy))
     np.testing.assert_allclose(tangent.data, vx * np.exp(y) + x * np.exp(y) * vy, rtol=1e-12)
 
@@ -143,8 +143,8 @@ def test_hvp_rejects_an_unknown_mode():
     ],
     ids=["R4->R3", "matrix->matrix", "R4->R"],
 )
-def test_jacobian_both_modes_match_torch(f, torch_f, shape, mode):
-    x = RNG.standard_normal(shape)
+def test_jacobian_both_modes_match_torch(f, torch_f, shape, mode, rng):
+    x = rng.standard_normal(shape)
     jac = mg.jacobian(f, x, mode=mode)
     expected = F.jacobian(torch_f, torch.tensor(x)).numpy()
     assert jac.shape == expected.shape
@@ -152,8 +152,8 @@ def test_jacobian_both_modes_match_torch(f, torch_f, shape, mode):
 
 
 # --------------------------------------------------------------------------- gradcheck
-def test_gradcheck_passes_on_a_correct_function():
-    x, y = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
+def test_gradcheck_passes_on_a_correct_function(rng):
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(3)
     report = mg.gradcheck(lambda a, b: (a * b).tanh() @ b, x, y)
     assert report and report.ok, str(report)
     assert "passed" in str(report)
@@ -171,9 +171,9 @@ def _wrong_square(bad_element):
     )
 
 
-def test_gradcheck_fails_and_names_the_input_and_element():
+def test_gradcheck_fails_and_names_the_input_and_element(rng):
     wrong_square = _wrong_square((1, 2))
-    a, b = RNG.uniform(0.5, 2.0, (2, 3)), RNG.uniform(0.5, 2.0, (2, 3))
+    a, b = rng.uniform(0.5, 2.0, (2, 3)), rng.uniform(0.5, 2.0, (2, 3))
     f = lambda x, y: (x * wrong_square(y)).sum()  # noqa: E731
     report = mg.gradcheck(f, a, b, raise_exception=False)
     assert not report and not report.ok
@@ -187,9 +187,9 @@ def test_gradcheck_fails_and_names_the_input_and_element():
         mg.gradcheck(f, a, b)
 
 
-def test_gradcheck_checks_every_input_of_a_non_scalar_function():
+def test_gradcheck_checks_every_input_of_a_non_scalar_function(rng):
     wrong_square = _wrong_square((0, 0))
-    a = RNG.uniform(0.5, 2.0, (2, 3))
+    a = rng.uniform(0.5, 2.0, (2, 3))
     report = mg.gradcheck(lambda x: wrong_square(x) + x, a, raise_exception=False)  # vector output
     assert not report.ok and (report.input_index, report.element) == (0, (0, 0)), str(report)
 
