@@ -10,8 +10,9 @@ coupling layer of a normalizing flow (`examples/flow_moons.py`).
 import numpy as np
 
 __all__ = [
-    "Constraint", "greater_than", "greater_than_eq", "half_open_interval", "independent", "interval", "nonnegative",
-    "open_interval", "positive", "real", "real_vector", "unit_interval",
+    "Constraint", "boolean", "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+    "interval", "less_than", "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "open_interval",
+    "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
 ]
 
 
@@ -21,6 +22,7 @@ class Constraint:
 
     event_dim = 0
     description = "any value"
+    is_discrete = False
 
     def check(self, value):
         return np.ones(np.shape(value), dtype=bool)
@@ -76,6 +78,68 @@ class _Independent(Constraint):
         return ok.all(axis=tuple(range(-n, 0))) if n else ok
 
 
+class _Integers(_Interval):
+    """The whole numbers in an interval (counts, class indices): `is_discrete`, as PyTorch's."""
+
+    is_discrete = True
+
+    def __init__(self, lower=None, upper=None):
+        super().__init__(lower, upper)
+        self.description = f"whole numbers {self.description}"
+
+    def check(self, value):
+        return (np.mod(value, 1) == 0) & super().check(value)
+
+
+class _Boolean(Constraint):
+    description = "0 or 1"
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _Simplex(Constraint):
+    """Probability vectors: entries ≥ 0 summing to 1 (within 1e-6, as PyTorch's)."""
+
+    event_dim = 1
+    description = "probability vectors (entries ≥ 0 summing to 1)"
+
+    def check(self, value):
+        return np.all(value >= 0, axis=-1) & (np.abs(np.sum(value, axis=-1) - 1) < 1e-6)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+    description = "lower-triangular square matrices"
+
+    def check(self, value):
+        value = np.asarray(value)
+        return np.all(np.tril(value) == value, axis=(-2, -1))
+
+
+class _LowerCholesky(_LowerTriangular):
+    description = "lower-triangular matrices with a positive diagonal (Cholesky factors)"
+
+    def check(self, value):
+        return super().check(value) & np.all(np.diagonal(value, axis1=-2, axis2=-1) > 0, axis=-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices with a Cholesky factor (PyTorch's test: a symmetric one whose Cholesky
+    factorization succeeds)."""
+
+    event_dim = 2
+    description = "symmetric positive-definite matrices"
+
+    def check(self, value):
+        value = np.asarray(value, dtype=np.float64)
+        symmetric = np.all(np.isclose(value, np.swapaxes(value, -1, -2), rtol=1e-6, atol=1e-6), axis=(-2, -1))
+        with np.errstate(invalid="ignore"):  # a negative pivot: NaN, not positive
+            smallest = np.linalg.eigvalsh(value)[..., 0] if value.size else np.zeros(value.shape[:-2])
+        return symmetric & (smallest > 0)
+
+
 def interval(lower_bound, upper_bound):
     return _Interval(lower_bound, upper_bound)
 
@@ -97,8 +161,16 @@ def greater_than_eq(lower_bound):
     return _Interval(lower_bound)
 
 
+def less_than(upper_bound):
+    return _Interval(upper=upper_bound, upper_closed=False)
+
+
 def independent(base_constraint, reinterpreted_batch_ndims):
     return _Independent(base_constraint, reinterpreted_batch_ndims)
+
+
+def integer_interval(lower_bound, upper_bound):
+    return _Integers(lower_bound, upper_bound)
 
 
 def _named(constraint, description):
@@ -111,3 +183,10 @@ real_vector = independent(real, 1)
 positive = _named(greater_than(0.0), "positive")
 nonnegative = _named(greater_than_eq(0.0), "non-negative")
 unit_interval = interval(0.0, 1.0)
+boolean = _Boolean()
+nonnegative_integer = _Integers(0)
+positive_integer = _Integers(1)
+simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

@@ -28,8 +28,9 @@ import numpy as np
 from . import bijectors as transforms
 from . import constraints, linalg, ops
 from .bijectors import (
-    AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
-    Transform, same_map, sum_rightmost,
+    AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform, ExpTransform, IndependentTransform,
+    LowerCholeskyTransform, PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+    StickBreakingTransform, TanhTransform, Transform, biject_to, identity_transform, same_map, sum_rightmost, transform_to,
 )
 from .creation import generator_for
 from .errors import ShapeError
@@ -48,8 +49,10 @@ __all__ = [
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "kl_divergence", "register_kl",
     # minigrad.distributions.transforms, also here as in torch.distributions
-    "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
-    "TanhTransform", "Transform", "constraints", "transforms",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform", "biject_to",
+    "constraints", "identity_transform", "transform_to", "transforms",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -1444,17 +1447,20 @@ class TransformedDistribution(Distribution):
             if not isinstance(transform, Transform):
                 raise TypeError(f"{type(self).__name__}: transforms must be Transforms, got {type(transform).__name__}")
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
-        moved = ComposeTransform(self.transforms).forward_shape(shape)
-        if moved != shape:
-            raise ShapeError(f"{type(self).__name__}: the transforms' parameters broadcast the base distribution's shape {shape} "
-                             f"to {moved}; give the base distribution that shape (its parameters broadcast to it), so that "
-                             "each entry gets its own draw")
-        event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
+        event_dim = max([len(base_distribution.event_shape)] + [t.domain.event_dim for t in self.transforms])
         if event_dim > len(shape):
             raise ShapeError(f"{type(self).__name__}: a transform acts on events of {event_dim} dimensions, more than the "
                              f"base distribution's shape {shape} has")
         extra = event_dim - len(base_distribution.event_shape)
         self.base_dist = Independent(base_distribution, extra) if extra else base_distribution
+        for transform in self.transforms:  # a map may change the event's shape (stick-breaking, a reshape) ...
+            moved = transform.forward_shape(shape)
+            if _broadcasts_to(shape, moved) and moved != shape:  # ... but not give entries no draw of their own
+                raise ShapeError(f"{type(self).__name__}: the parameters of {transform!r} broadcast the shape {shape} to "
+                                 f"{moved}; give the base distribution that shape (its parameters broadcast to it), so "
+                                 "that each entry gets its own draw")
+            event_dim += transform.codomain.event_dim - transform.domain.event_dim
+            shape = moved
         self.batch_shape, self.event_shape = shape[: len(shape) - event_dim], shape[len(shape) - event_dim:]
         self.has_rsample = base_distribution.has_rsample
 
@@ -1481,16 +1487,17 @@ class TransformedDistribution(Distribution):
             space = self.transforms[-1].codomain
             _check(f"{type(self).__name__}.log_prob", f"values must be {space}", space.check(value.data), value.data)
         log_prob, y = 0.0, value
-        for transform in reversed(self.transforms):
+        for transform in reversed(self.transforms):  # event_dim: of y, then of x = f⁻¹(y)
             x = transform.inv(y)
-            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim - transform.event_dim)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim - transform.domain.event_dim)
             y = x
         return log_prob + sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
 
     def _sign(self, what):
         """+1 where the transforms increase, −1 where they decrease (the product of their signs);
         refused for a map that is not monotone and elementwise, through which a CDF is not the base's."""
-        unknown = [t for t in self.transforms if t.sign is None or t.event_dim]
+        unknown = [t for t in self.transforms if t.sign is None or t.domain.event_dim]
         if unknown:
             raise NotImplementedError(f"{type(self).__name__}.{what}: needs monotone elementwise transforms (with a sign), "
                                       f"not {unknown!r}")

@@ -152,7 +152,7 @@ def test_lognormal_is_a_transformed_normal():
 
 
 def test_transforms_name_what_does_not_fit():
-    with pytest.raises(ShapeError, match=r"broadcast the base distribution's shape \(\) to \(3,\)"):
+    with pytest.raises(ShapeError, match=r"the parameters of AffineTransform\(loc: \(3,\).* broadcast the shape \(\) to \(3,\)"):
         D.TransformedDistribution(D.Normal(0.0, 1.0), D.AffineTransform(mg.zeros(3), 1.0))
     with pytest.raises(ShapeError, match="acts on events of 2 dimensions, more than the base distribution's shape"):
         D.TransformedDistribution(D.Normal(mg.zeros(3), 1.0), D.AffineTransform(0.0, 1.0, event_dim=2))
@@ -281,3 +281,141 @@ def test_constraints_check_as_torch_and_set_event_dims():
     np.testing.assert_allclose(D.kl_divergence(D.TransformedDistribution(base, swap), D.TransformedDistribution(other, swap)).item(), 1.0)
     with pytest.raises(NotImplementedError, match="with different transforms"):
         D.kl_divergence(D.TransformedDistribution(base, Swap()), D.TransformedDistribution(other, Swap()))
+
+
+# --------------------------------------------------------------------------- more transforms, biject_to and transform_to
+def _more_transforms(lib):
+    """name -> (transform, whether it is one-to-one with a log-determinant), in `lib` (D or TD)."""
+    normal = lib.Normal(*(torch.tensor(v, dtype=torch.float64) if lib is TD else v for v in (0.5, 2.0)))
+    return {
+        "stick_breaking": (lib.StickBreakingTransform(), True),
+        "softmax": (lib.SoftmaxTransform(), False),
+        "abs": (lib.AbsTransform(), False),
+        "lower_cholesky": (lib.LowerCholeskyTransform(), False),
+        "independent_exp": (lib.IndependentTransform(lib.ExpTransform(), 1), True),
+        "reshape": (lib.ReshapeTransform((3,), (3, 1)), True),
+        "cdf": (lib.CumulativeDistributionTransform(normal), True),
+        "compose": (lib.ComposeTransform([lib.AffineTransform(0.5, 2.0), lib.StickBreakingTransform()]), True),
+    }
+
+
+def _same_log_determinants(ours, theirs, x):
+    """log |det J| at x as torch's, to second order unless it is a constant (a reshape's 0)."""
+    t = torch.tensor(x, requires_grad=True)
+    theirs_at_x = theirs.log_abs_det_jacobian(t, theirs(t))
+    np.testing.assert_allclose(ours.log_abs_det_jacobian(mg.tensor(x), ours(x)).data, theirs_at_x.detach().numpy(), rtol=1e-13, atol=1e-15)
+    if theirs_at_x.requires_grad:
+        _compare(lambda t: ours.log_abs_det_jacobian(t, ours(t)), lambda t: theirs.log_abs_det_jacobian(t, theirs(t)), [x], second=True)
+
+
+@pytest.mark.parametrize("name", _more_transforms(D))
+def test_more_transforms_as_torch(name):
+    """Each map, its inverse on its outputs, its log-determinant to second order (for the
+    one-to-one ones), its shapes and its domain's and codomain's event dimensions, as torch's."""
+    (ours, bijective), (theirs, _) = _more_transforms(D)[name], _more_transforms(TD)[name]
+    x = np.random.default_rng(7).standard_normal((2, 3, 3) if name == "lower_cholesky" else (2, 3))
+    y, their_y = ours(x), theirs(torch.tensor(x))
+    np.testing.assert_allclose(y.data, their_y.numpy(), rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(ours.inv(y).data, theirs.inv(their_y).numpy(), rtol=1e-12, atol=1e-15)
+    assert ours.forward_shape(x.shape) == tuple(theirs.forward_shape(x.shape)) == y.shape
+    assert ours.inverse_shape(y.shape) == tuple(theirs.inverse_shape(y.shape)) == x.shape
+    assert (ours.domain.event_dim, ours.codomain.event_dim, ours.bijective) == (theirs.domain.event_dim, theirs.codomain.event_dim, theirs.bijective)
+    assert ours.codomain.check(y.data).all()
+    if bijective:
+        np.testing.assert_allclose(ours.inv(y).data, x, rtol=1e-12)
+        _same_log_determinants(ours, theirs, x)
+    else:
+        with pytest.raises(NotImplementedError, match=f"{type(ours).__name__}.log_abs_det_jacobian"):
+            ours.log_abs_det_jacobian(mg.tensor(x), y)
+
+
+def test_maps_that_change_the_event_shape_make_distributions_as_torch():
+    """A Gaussian pushed onto the simplex by stick-breaking (torch's LogisticNormal) and a
+    reshaped one: event shapes and log-densities to second order, as torch's."""
+    rng = np.random.default_rng(8)
+    loc, scale = rng.standard_normal((2, 3)), rng.uniform(0.5, 2.0, (2, 3))
+
+    def of(lib, transforms):
+        return lambda m, s, v: lib.TransformedDistribution(lib.Normal(m, s), transforms(lib)).log_prob(v)
+
+    simplex = TD.TransformedDistribution(TD.Normal(torch.tensor(loc), torch.tensor(scale)), TD.StickBreakingTransform()).sample((4,))
+    _compare(of(D, lambda lib: lib.StickBreakingTransform()), of(TD, lambda lib: lib.StickBreakingTransform()), [loc, scale, simplex.numpy()], second=True)
+    reshape = lambda lib: [lib.ExpTransform(), lib.ReshapeTransform((2, 3), (3, 2))]  # noqa: E731
+    _compare(of(D, reshape), of(TD, reshape), [loc, scale, rng.uniform(0.5, 2.0, (3, 2))], second=True)
+    for transforms, event in ((D.StickBreakingTransform(), (2, 4)), (reshape(D), (3, 2))):
+        d = D.TransformedDistribution(D.Normal(mg.tensor(loc), mg.tensor(scale)), transforms)
+        assert (d.batch_shape, d.event_shape) == ((), event) if event == (3, 2) else ((2,), (4,))
+        assert d.sample((5,)).shape == (5,) + tuple(d.batch_shape) + tuple(d.event_shape)
+    with pytest.raises(ValueError, match=r"ReshapeTransform: in_shape \(2, 3\) and out_shape \(5,\) hold different numbers of entries"):
+        D.ReshapeTransform((2, 3), (5,))
+
+
+CONSTRAINED = [  # (constraint in minigrad, the same in torch, the shape of an unconstrained input)
+    (D.constraints.real, TD.constraints.real, (2, 3)),
+    (D.constraints.positive, TD.constraints.positive, (2, 3)),
+    (D.constraints.greater_than(2.0), TD.constraints.greater_than(2.0), (2, 3)),
+    (D.constraints.less_than(-1.0), TD.constraints.less_than(-1.0), (2, 3)),
+    (D.constraints.interval(-1.0, 3.0), TD.constraints.interval(-1.0, 3.0), (2, 3)),
+    (D.constraints.unit_interval, TD.constraints.unit_interval, (2, 3)),
+    (D.constraints.simplex, TD.constraints.simplex, (2, 3)),
+    (D.constraints.real_vector, TD.constraints.real_vector, (2, 3)),
+    (D.constraints.independent(D.constraints.positive, 1), TD.constraints.independent(TD.constraints.positive, 1), (2, 3)),
+    (D.constraints.lower_cholesky, TD.constraints.lower_cholesky, (2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CONSTRAINED)), ids=[str(c[0]) for c in CONSTRAINED])
+def test_biject_to_and_transform_to_map_onto_their_sets_as_torch(index):
+    """An unconstrained parameter mapped onto a constraint's set (variational parameters,
+    constrained optimization), the same map as torch's: its values, their log-determinant where it
+    is one-to-one; every output satisfies the constraint."""
+    ours, theirs, shape = CONSTRAINED[index]
+    x = np.random.default_rng(9).standard_normal(shape) * 2.0
+    for registry, their_registry in ((D.biject_to, TD.biject_to), (D.transform_to, TD.transform_to)):
+        if ours is D.constraints.lower_cholesky and registry is D.biject_to:  # not one-to-one: transform_to only, as torch
+            with pytest.raises(NotImplementedError, match="biject_to: no transform onto"):
+                registry(ours)
+            continue
+        transform, their_transform = registry(ours), their_registry(theirs)
+        y = transform(x)
+        np.testing.assert_allclose(y.data, their_transform(torch.tensor(x)).numpy(), rtol=1e-14, atol=1e-15)
+        assert ours.check(y.data).all() and transform.codomain.event_dim == ours.event_dim
+        if transform.bijective:
+            np.testing.assert_allclose(transform.inv(y).data, x, rtol=1e-9, atol=1e-12)
+            _same_log_determinants(transform, their_transform, x)
+
+
+def test_a_registry_takes_a_users_constraint_and_refuses_unknown_ones(monkeypatch):
+    monkeypatch.setattr(D.biject_to, "_factories", dict(D.biject_to._factories))  # the registration ends with the test
+
+    class Odd(D.constraints.Constraint):
+        description = "odd numbers"
+
+    @D.biject_to.register(Odd)
+    def _onto_odd(constraint):
+        return D.AffineTransform(1.0, 2.0)
+
+    assert isinstance(D.biject_to(Odd()), D.AffineTransform)
+    with pytest.raises(NotImplementedError, match=r"transform_to: no transform onto constraints.Odd\(odd numbers\) in minigrad; register one"):
+        D.transform_to(Odd())
+    with pytest.raises(NotImplementedError, match=r"biject_to: no transform onto constraints.Boolean\(0 or 1\)"):
+        D.biject_to(D.constraints.boolean)
+
+
+def test_more_constraints_check_as_torch():
+    """Simplices, triangular and Cholesky matrices, positive-definite ones, integers and booleans:
+    the same checks as torch's, on the edges too, and the same event dimensions."""
+    vectors = np.array([[0.2, 0.8], [0.5, 0.6], [-0.1, 1.1], [1.0, 0.0], [0.3, 0.7 + 1e-9]])
+    matrices = np.array([[[1.0, 0.0], [0.5, 2.0]], [[1.0, 0.0], [0.5, -2.0]], [[1.0, 0.1], [0.5, 2.0]], [[2.0, 1.0], [1.0, 2.0]],
+                         [[1.0, 2.0], [2.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]])
+    numbers = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0, 7.0])
+    for name, args, values in [("simplex", (), vectors), ("lower_triangular", (), matrices), ("lower_cholesky", (), matrices),
+                               ("positive_definite", (), matrices), ("less_than", (1.0,), numbers), ("boolean", (), numbers),
+                               ("integer_interval", (0, 3), numbers), ("nonnegative_integer", (), numbers), ("positive_integer", (), numbers)]:
+        ours, theirs = getattr(D.constraints, name), getattr(TD.constraints, name)
+        ours, theirs = (ours(*args), theirs(*args)) if args else (ours, theirs)
+        # one matrix at a time for torch's positive_definite: of a batch with a non-symmetric
+        # matrix it returns the symmetry check alone ([[1, 2], [2, 1]] would pass)
+        want = [theirs.check(torch.tensor(m)).item() for m in values] if name == "positive_definite" else theirs.check(torch.tensor(values)).numpy()
+        np.testing.assert_array_equal(ours.check(values), want, err_msg=name)
+        assert (ours.event_dim, ours.is_discrete) == (theirs.event_dim, theirs.is_discrete), name
