@@ -493,6 +493,7 @@ def _method(name):
 # Module-level forms of the tensor methods, as `torch.exp(x)` or `np.exp(x)` are written.
 exp, log, log2, log10, sin, cos, tanh, sigmoid, relu, sqrt, abs = map(_method, "exp log log2 log10 sin cos tanh sigmoid relu sqrt abs".split())  # noqa: A001
 pow, square, sign = map(_method, "pow square sign".split())  # noqa: A001
+floor, ceil, trunc, fix, round, frac = map(_method, "floor ceil trunc fix round frac".split())  # noqa: A001
 erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, hypot = map(
     _method, "erf erfc erfinv log1p expm1 exp2 tan asin acos atan atan2 sinh cosh asinh acosh atanh hypot".split()
 )

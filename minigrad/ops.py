@@ -752,6 +752,22 @@ hypot = Primitive.define(
     vjp=lambda g, out, x, y: (g * (x / out), g * (y / out)),
     jvp=lambda t, out, x, y: (t[0] * x + t[1] * y) / out,
 )
+def _step(name, forward):
+    """A piecewise-constant function (round, floor, ceil, trunc): its derivative is 0 wherever it
+    has one, and the gradient it passes back is zeros, as PyTorch's (so x.grad exists); an integer
+    tensor stays as it is, in its dtype (numpy's floor would make it float)."""
+    return Primitive.define(
+        name,
+        forward=lambda x, **params: x.copy() if x.dtype.kind in "iub" else forward(x, **params),
+        vjp=lambda g, out, x, **params: (_zeros(g),),
+        jvp=lambda t, out, x, **params: _zeros(out),
+    )
+
+
+floor, ceil, trunc = _step("floor", np.floor), _step("ceil", np.ceil), _step("trunc", np.trunc)
+round = _step("round", lambda x, decimals: np.round(x, decimals))  # noqa: A001  halves to even, as torch.round
+
+
 # The modified Bessel functions I₀, I₁ and their scaled forms e^(−|x|) Iᵥ(x) (torch.special's; the
 # von Mises normalizer): I₀′ = I₁ and I₁′ = I₀ − I₁/x, so each pair's derivatives stay in the pair.
 

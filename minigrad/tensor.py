@@ -906,6 +906,28 @@ class Tensor:
         """−1, 0 or 1 elementwise; its gradient is zero."""
         return _ops.sign(self)
 
+    def floor(self):
+        """The largest whole number ≤ each entry; the gradient it passes back is zeros."""
+        return _ops.floor(self)
+
+    def ceil(self):
+        """The smallest whole number ≥ each entry; the gradient it passes back is zeros."""
+        return _ops.ceil(self)
+
+    def trunc(self):
+        """Each entry rounded toward 0 (`fix`); the gradient it passes back is zeros."""
+        return _ops.trunc(self)
+
+    fix = trunc
+
+    def round(self, decimals=0):
+        """Each entry rounded to `decimals` decimal places, halves to even (2.5 → 2), as torch.round."""
+        return _ops.round(self, decimals=int(decimals))
+
+    def frac(self):
+        """The fractional part x − trunc(x), with the sign of x; its derivative is 1."""
+        return self - _ops.trunc(self)
+
     def eq(self, other):
         return self == other
 

@@ -62,6 +62,8 @@ CASES = {
     "relu": (lambda x: x.relu(), torch.relu, [_away_from_zero(3, 4)]),
     "abs": (lambda x: x.abs(), torch.abs, [_away_from_zero(3, 4)]),
     "clip": (lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0), [_away_from_zero(3, 4) * 1.5]),
+    **{name: (lambda x, name=name: getattr(x, name)() * x, lambda x, name=name: getattr(x, name)() * x, [_away_from_zero(3, 4) * 2.3])
+       for name in ("floor", "ceil", "trunc", "round")},
     "astype": (lambda x: x.astype(np.float32), lambda x: x.to(torch.float32), [_normal(3, 4)]),
     "where": (
         lambda x, y: mg.where(_MASK, x, y),

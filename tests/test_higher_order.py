@@ -54,6 +54,9 @@ PRIMITIVES = {
     "relu": (lambda x: x.relu(), torch.relu, [_away_from_zero(3, 4)]),
     "abs": (lambda x: x.abs(), torch.abs, [_away_from_zero(3, 4)]),
     "clip": (lambda x: x.clip(-0.5, 0.5), lambda x: x.clamp(-0.5, 0.5), [_away_from_zero(6)]),
+    # steps: gradient zeros (times x, so that the second derivative is not trivially zero too)
+    **{name: (lambda x, name=name: getattr(x, name)() * x, lambda x, name=name: getattr(x, name)() * x, [_away_from_zero(6) * 2.3])
+       for name in ("floor", "ceil", "trunc", "round")},
     "astype": (
         lambda x: x.astype(np.float64) * x.astype(np.float64),
         lambda x: x.to(torch.float64) * x.to(torch.float64),

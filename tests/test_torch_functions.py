@@ -600,3 +600,34 @@ def test_order_statistics_and_cumprod_of_a_scalar_as_torch():
                          (mg.median(x, 0, keepdim=True), torch.median(t, 0, keepdim=True)), (mg.nanmedian(x, 0, True), torch.nanmedian(t, 0, True))]:
         assert ours.values.shape == () and ours.values.item() == theirs.values.item()
         _same_ints(ours.indices, theirs.indices)
+
+
+def test_rounding_functions_as_torch():
+    """floor, ceil, trunc (fix), round (halves to even, `decimals=`) and frac as torch's, on halves,
+    signed zeros, ±inf and NaN; integers keep their dtype; the gradient of a step is zeros (not
+    None) and frac's is 1; compiled, the same."""
+    values = np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 1e300, np.inf, -np.inf, np.nan, -3.7, 3.7])
+    x, t = mg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    for name in ("floor", "ceil", "trunc", "fix", "round", "frac"):
+        y, want = getattr(x, name)(), getattr(t, name)()
+        np.testing.assert_array_equal(y.data, want.detach().numpy(), err_msg=name)
+        np.testing.assert_array_equal(np.signbit(y.data), np.signbit(want.detach().numpy()), err_msg=f"{name}: signs of zeros")
+        np.testing.assert_array_equal(getattr(mg, name)(x).data, y.data)
+        (grad,), (their_grad,) = mg.gradients(y.sum(), [x]), torch.autograd.grad(want.sum(), [t])
+        np.testing.assert_array_equal(grad.data, their_grad.numpy(), err_msg=f"{name}: gradient")
+    np.testing.assert_array_equal(mg.round(x, decimals=2).data, torch.round(t, decimals=2).detach().numpy())
+    np.testing.assert_array_equal(mg.tensor([1.2345, -2.675]).round(decimals=3).data, torch.tensor([1.2345, -2.675], dtype=torch.float64).round(decimals=3).numpy())
+    integers = mg.tensor(np.array([-3, 0, 7]))
+    for name in ("floor", "ceil", "trunc", "round"):
+        assert getattr(integers, name)().dtype == np.int64 and getattr(torch.tensor([-3, 0, 7]), name)().dtype == torch.int64
+    assert mg.tensor(np.float32([1.5])).floor().dtype == np.float32
+    x.grad = None
+    (x.round() * x + x.frac()).sum().backward()
+    t.grad = None
+    (t.round() * t + t.frac()).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+    finite = values[np.isfinite(values)]
+    value, (grad,) = jit.compile(lambda v: (v.floor() * v + v.ceil() + v.round() * v.trunc()).sum(), backend="numba", backward=True)(finite)
+    want_value, (want,) = mg.value_and_grad(lambda v: (v.floor() * v + v.ceil() + v.round() * v.trunc()).sum(), argnums=(0,))(mg.tensor(finite))
+    np.testing.assert_array_equal(value.data, want_value.data)
+    np.testing.assert_array_equal(grad.data, want.data)
