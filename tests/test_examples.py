@@ -488,11 +488,77 @@ def test_flow_runs_as_a_script(capsys):
     assert [line.split()[1] for line in lines[:2]] == ["0", "2"] and lines[2].startswith("held-out NLL"), lines
 
 
+BAYES_IMPORTS = {
+    "import minigrad as mg": "import torch as mg",
+    "from minigrad import nn, optim": "from torch import nn, optim",
+    "from minigrad.distributions import LowRankMultivariateNormal, MultivariateNormal, Normal, constraints, kl_divergence, transform_to":
+        "from torch.distributions import LowRankMultivariateNormal, MultivariateNormal, Normal, constraints, kl_divergence, transform_to",
+}
+
+
+def _exact_posterior(phi, y, noise):
+    """The posterior of the weights given σ, in numpy: N(S Φᵀy/σ², S), S = (ΦᵀΦ/σ² + I)⁻¹."""
+    covariance = np.linalg.inv(phi.T @ phi / noise**2 + np.eye(phi.shape[1]))
+    return covariance @ phi.T @ y / noise**2, covariance
+
+
+def _empirical_bayes_noise(phi, y):
+    """The σ maximizing log N(y; 0, σ² I + ΦΦᵀ), the marginal likelihood, on a fine grid."""
+    def log_evidence(noise):
+        _, logdet = np.linalg.slogdet(noise**2 * np.eye(len(y)) + phi @ phi.T)
+        return -0.5 * (logdet + y @ np.linalg.solve(noise**2 * np.eye(len(y)) + phi @ phi.T, y))
+
+    grid = np.linspace(0.1, 0.6, 5001)
+    return grid[np.argmax([log_evidence(noise) for noise in grid])]
+
+
+def test_bayesian_regression_is_a_torch_program_and_finds_the_exact_posterior(monkeypatch, capsys):
+    """With the same draws, the ELBO and its gradients equal those of the file run with torch
+    imported; then each library's variational posterior, trained with its own draws, is the exact
+    posterior (computed here, in numpy) to a fraction of its spread, and the noise scale the one
+    that maximizes the marginal likelihood."""
+    ex, theirs = example("bayesian_regression"), _in_torch("bayesian_regression", BAYES_IMPORTS)
+    x, y = ex.data()
+    tx, ty = torch.from_numpy(x.data), torch.from_numpy(y.data)
+    mg.manual_seed(0)
+    ours = ex.Posterior()
+    twin = _torch_twin(ours, theirs["Posterior"]())
+    eps, eta = np.random.default_rng(4).standard_normal((2, 32, 4))  # the same draws for both
+    for lib, module, to_tensor in ((mg, mg.distributions, mg.tensor), (torch, torch.distributions, torch.from_numpy)):
+        monkeypatch.setattr(module.LowRankMultivariateNormal, "rsample", lambda self, shape=(), to_tensor=to_tensor: (
+            self.loc + (self.cov_factor @ to_tensor(eps).unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * to_tensor(eta)))
+    elbo, their_elbo = ours.elbo(ex.features(x), y), twin.elbo(theirs["features"](tx), ty)
+    np.testing.assert_allclose(elbo.item(), their_elbo.item(), rtol=1e-12)
+    elbo.backward()
+    their_elbo.backward()
+    for (name, p), (_, tp) in zip(ours.named_parameters(), twin.named_parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+    monkeypatch.undo()
+    phi = np.stack([x.data**k for k in range(4)], axis=-1)
+    best_noise = _empirical_bayes_noise(phi, y.data)
+    torch.manual_seed(0)
+    for model, train, data in ((ours, ex.train, (x, y)), (twin, theirs["train"], (tx, ty))):
+        train(model, *data, 1500)
+        q, noise = model.q(), model.noise().item()
+        mean, covariance = _exact_posterior(phi, y.data, noise)
+        spread = np.sqrt(np.diag(covariance))
+        np.testing.assert_allclose(q.mean.detach().numpy(), mean, atol=0.1 * spread.min())
+        np.testing.assert_allclose(q.stddev.detach().numpy(), spread, rtol=0.1)
+        assert abs(noise - best_noise) < 0.01, (noise, best_noise)
+    assert capsys.readouterr().out.count("  ELBO ") == 2 * 6
+
+
+def test_bayesian_regression_runs_as_a_script(capsys):
+    example("bayesian_regression").main(["--steps", "10"])
+    lines = capsys.readouterr().out.splitlines()  # steps 0, 2, 4, 6, 8 and the last, then the table
+    assert lines[0].startswith("step     0  ELBO") and lines[6].startswith("weights") and len(lines) == 11, lines
+
+
 def test_every_example_is_tested():
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == {
         "mlp_digits", "cnn_digits", "char_mlp", "char_lstm", "manual_sgd", "polynomial_fit", "gpt", "makemore_batchnorm", "gaussian_process",
-        "vae_digits", "flow_moons",
+        "vae_digits", "flow_moons", "bayesian_regression",
     }, scripts
     source = "".join(p.read_text() for p in EXAMPLES.glob("*.py"))
     assert "import torch" not in source and "from torch" not in source, "examples need only minigrad"
