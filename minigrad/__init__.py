@@ -198,7 +198,7 @@ from .functional import (
     where,
 )
 from .function import Function, FunctionCtx
-from . import linalg
+from . import linalg, special
 from .linalg import cholesky, det, inv as inverse, logdet, slogdet, torch_cross as cross
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort

@@ -442,6 +442,7 @@ def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
     axis = _dim("logsumexp", axis, dim, -1)
     keepdims = keepdims if keepdim is None else keepdim
+    x = x if isinstance(x, Tensor) else Tensor(x)
     axes = ops.normalize_axis(axis, x.ndim, "logsumexp")  # an int, a tuple or None (all axes)
     shift = x.max(axis=axes, keepdims=True).detach()
     out = (x - shift).exp().sum(axis=axes, keepdims=True).log() + shift
@@ -451,6 +452,7 @@ def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
 def log_softmax(x, axis=-1, *, dim=None):
     """log softmax(x) along one axis: x minus its logsumexp, computed stably."""
     axis = _dim("log_softmax", axis, dim, -1)
+    x = x if isinstance(x, Tensor) else Tensor(x)
     if x.ndim == 0:
         raise ShapeError("log_softmax: needs at least one dimension, got a 0-d tensor")
     return ops.log_softmax(x, axis=ops.single_axis(axis, x.ndim, "log_softmax"))

@@ -32,7 +32,7 @@ import pytest
 from test_browser import ARTIFACTS, CHROMIUM, FLAGS, _require_chromium
 
 import minigrad
-from minigrad import bijectors, constraints, distributions, linalg, nn, optim
+from minigrad import bijectors, constraints, distributions, linalg, nn, optim, special
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 EXECUTED = "ch01_graph"  # the chapter this build executes: the first, and one of the quickest
@@ -110,7 +110,7 @@ def _public(module):
 
 
 @pytest.mark.parametrize("module, page", [(minigrad, "minigrad"), (nn, "nn"), (optim, "optim"), (linalg, "linalg"), (distributions, "linalg"),
-                                          (bijectors, "linalg"), (constraints, "linalg")])
+                                          (bijectors, "linalg"), (constraints, "linalg"), (special, "linalg")])
 def test_the_api_reference_has_every_public_name(site, module, page):
     html = (site / "api" / f"{page}.html").read_text()
     missing = [name for name in _public(module) if f'id="{module.__name__}.{name}"' not in html]
