@@ -121,6 +121,10 @@ COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
 PROBS = RNG.uniform(0.1, 0.6, 3)  # success probabilities, below 1 also after the KL test's + 0.25
 SHAPES = RNG.uniform(0.5, 3.0, 3)
 CB_PROBS = np.array([0.2, 0.5004, 0.7])  # the middle one inside the window of Taylor series around 1/2
+IG_CONC = np.array([0.7, 1.5, 3.0])  # InverseGamma: mean and variance ∞, variance ∞, both finite
+F_DF1, F_DF2 = np.array([1.5, 3.0, 5.0]), np.array([4.5, 6.0, 9.0])  # FisherSnedecor: every moment defined (df2 > 4)
+
+
 MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in its support, has a cdf)
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], X, True),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], X, True),
@@ -138,7 +142,13 @@ MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in i
     "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], np.exp(X), True),
     "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES + 2.0], SCALE * (1.0 + np.exp(X)), True),  # finite variance: α > 2
     "continuous_bernoulli": (D.ContinuousBernoulli, TD.ContinuousBernoulli, [CB_PROBS], RNG.uniform(0.05, 0.95, (2, 3)), True),
+    # torch's InverseGamma CDF has no derivative in the concentration: test_inverse_gamma_cdf
+    "inverse_gamma": (D.InverseGamma, TD.InverseGamma, [IG_CONC, SCALE], np.exp(X), False),
+    "fisher_snedecor": (D.FisherSnedecor, TD.FisherSnedecor, [F_DF1, F_DF2], np.exp(X), False),
 }
+# whose second derivatives reach torch's trigamma (lgamma's, digamma's derivative), accurate to ~1e-9
+TRIGAMMA = ("chi2", "studentt", "inverse_gamma", "fisher_snedecor")
+NO_ENTROPY = ("poisson", "negative_binomial", "fisher_snedecor")  # no closed form in PyTorch either
 
 
 def _of_all(family, statistic):
@@ -158,11 +168,11 @@ def test_more_families_as_torch(name):
     undefined moments NaN and ∞ where PyTorch's are, with gradient 0 there as in PyTorch)."""
     ours, theirs, params, values, has_cdf = MORE[name]
     n = len(params)
-    rtol = 1e-8 if name in ("chi2", "studentt") else 1e-10  # their second derivatives reach torch's trigamma
+    rtol = 1e-8 if name in TRIGAMMA else 1e-10
     _compare(lambda *t: ours(*t[:n]).log_prob(t[n]), lambda *t: theirs(*t[:n]).log_prob(t[n]), params + [values], second=True, rtol=rtol)
     if has_cdf:
         _compare(lambda *t: ours(*t[:n]).cdf(t[n]), lambda *t: theirs(*t[:n]).cdf(t[n]), params + [values], second=True)
-    if name in ("poisson", "negative_binomial"):  # no closed form, in PyTorch either
+    if name in NO_ENTROPY:
         with pytest.raises(NotImplementedError, match=f"{ours.__name__} has no entropy"):
             ours(*params).entropy()
     else:
@@ -243,9 +253,12 @@ def test_kl_divergence_of_more_families(name):
     if name == "pareto":  # q's scale below p's: finite (p's support inside q's); the other way round it is ∞
         others[0] = params[0] * 0.5
         assert np.isinf(D.kl_divergence(ours(*others), ours(*params)).data).all()
-    if name in ("studentt", "negative_binomial", "halfcauchy", "weibull"):  # no closed form in PyTorch either
+    if name in ("studentt", "negative_binomial", "halfcauchy", "weibull", "fisher_snedecor"):  # no closed form in PyTorch either
         with pytest.raises(NotImplementedError, match=f"no closed form for \\({ours.__name__}, {ours.__name__}\\)"):
             D.kl_divergence(ours(*params), ours(*others))
+        if name == "fisher_snedecor":
+            with pytest.raises(NotImplementedError):
+                TD.kl_divergence(theirs(*map(torch.tensor, params)), theirs(*map(torch.tensor, others)))
         return
     n = len(params)
     _compare(lambda *t: D.kl_divergence(ours(*t[:n]), ours(*t[n:])), lambda *t: TD.kl_divergence(theirs(*t[:n]), theirs(*t[n:])),
@@ -352,10 +365,18 @@ def _ks_distance(draws, cdf):
     return np.max(np.maximum(levels - cdf(x), cdf(x) - (levels - 1 / len(x))))
 
 
-def _student_t3_cdf(x, loc, scale):
+def _student_t3_cdf(x, df, loc, scale):
     """The CDF of Student's t with 3 degrees of freedom in closed form (torch has none)."""
+    assert df == 3.0
     t = (x - loc) / scale / np.sqrt(3.0)
     return 0.5 + (np.arctan(t) + t / (1 + t * t)) / np.pi
+
+
+def _fisher_df1_2_cdf(x, df1, df2):
+    """The CDF of F(2, df2) in closed form, 1 − (1 + 2x/df2)^(−df2/2) (torch has none): the
+    regularized incomplete beta function I_w(1, df2/2) of w = 2x/(2x + df2) is 1 − (1 − w)^(df2/2)."""
+    assert df1 == 2.0
+    return 1.0 - (1.0 + 2.0 * x / df2) ** (-df2 / 2)
 
 
 def test_seeded_draws_of_more_families_follow_their_distributions():
@@ -365,10 +386,12 @@ def test_seeded_draws_of_more_families_follow_their_distributions():
     for ours, theirs, params in [(D.Laplace, TD.Laplace, (0.5, 2.0)), (D.Cauchy, TD.Cauchy, (-1.0, 0.5)), (D.Exponential, TD.Exponential, (1.5,)), (D.Gumbel, TD.Gumbel, (0.5, 2.0)),
                                  (D.HalfNormal, TD.HalfNormal, (1.5,)), (D.HalfCauchy, TD.HalfCauchy, (0.5,)), (D.Weibull, TD.Weibull, (2.0, 0.7)),
                                  (D.Pareto, TD.Pareto, (1.0, 3.0)),
-                                 (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)), (D.StudentT, None, (3.0, 1.0, 2.0))]:
+                                 (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)),
+                                 (D.InverseGamma, TD.InverseGamma, (2.5, 1.5)),
+                                 (D.StudentT, _student_t3_cdf, (3.0, 1.0, 2.0)), (D.FisherSnedecor, _fisher_df1_2_cdf, (2.0, 5.0))]:
         draws = ours(*params).sample((40_000,)).data
-        if theirs is None:
-            cdf = lambda x: _student_t3_cdf(x, *params[1:])  # noqa: E731
+        if not isinstance(theirs, type):  # a closed form (torch has none)
+            cdf = lambda x: theirs(x, *params)  # noqa: E731
         else:
             cdf = lambda x: theirs(*map(torch.tensor, params)).cdf(torch.from_numpy(x)).numpy()  # noqa: E731
         distance = _ks_distance(draws, cdf)
@@ -572,6 +595,11 @@ UNBIASED = {  # name: (per-draw values of the parameters' rsample, their expecta
     "exponential": (lambda r: D.Exponential(r).rsample(), lambda r: 1 / r, [[0.5, 3.0]]),
     "continuous bernoulli": (lambda p: D.ContinuousBernoulli(p).rsample(), lambda p: TD.ContinuousBernoulli(p).mean, [[0.2, 0.8]]),
     "weibull": (lambda s, k: D.Weibull(s, k).rsample(), lambda s, k: s * torch.exp(torch.lgamma(1 + 1 / k)), [[0.5, 2.0], [0.7, 3.0]]),
+    "inverse gamma": (lambda a, b: D.InverseGamma(a, b).rsample(), lambda a, b: b / (a - 1), [[3.0, 4.5], [1.5, 0.5]]),
+    # E log F = log(df2/df1) + ψ(df1/2) − ψ(df2/2): F's own mean does not depend on df1
+    "log fisher snedecor": (lambda m, n: D.FisherSnedecor(m, n).rsample().log(),
+                            lambda m, n: torch.log(n / m) + torch.digamma(m / 2) - torch.digamma(n / 2), [[1.5, 6.0], [3.0, 9.0]]),
+    "fisher snedecor": (lambda m, n: D.FisherSnedecor(m, n).rsample(), lambda m, n: n / (n - 2) + 0 * m, [[1.5, 6.0], [9.0, 12.0]]),
 }
 
 
@@ -789,6 +817,7 @@ def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
     families = [D.Normal(0.0, f32), D.Uniform(0.0, f32), D.Laplace(0.0, f32), D.Gumbel(0.0, f32), D.HalfNormal(f32), D.LogNormal(0.0, f32),
                 D.Gamma(2.0, f32), D.Beta(2.0, f32), D.StudentT(3.0, 0.0, f32), D.Weibull(f32, 2.0), D.Pareto(1.0, f32 + 2.0),
                 D.RelaxedBernoulli(0.5, probs=f32 / 3.0), D.RelaxedOneHotCategorical(0.5, probs=f32),
+                D.InverseGamma(2.0, f32), D.FisherSnedecor(3.0, f32 + 4.0),
                 D.TransformedDistribution(D.Normal(f32 * 0.0, f32), [D.AffineTransform(1.5, -2.0), D.TanhTransform()])]
     mg.manual_seed(0)
     for d in families:
@@ -821,6 +850,8 @@ MODES = {  # name: (minigrad's distribution, torch's, its parameters)
     "bernoulli": (D.Bernoulli, TD.Bernoulli, [np.array([0.2, 0.5, 0.7])]),
     "categorical": (D.Categorical, TD.Categorical, [np.exp(LOGITS)]),
     "onehot": (D.OneHotCategorical, TD.OneHotCategorical, [np.exp(LOGITS)]),
+    "inverse_gamma": (D.InverseGamma, TD.InverseGamma, [IG_CONC, SCALE]),
+    "fisher_snedecor": (D.FisherSnedecor, TD.FisherSnedecor, [np.array([2.5, 3.0, 8.0]), np.array([1.5, 4.0, 9.0])]),
     "mvn": (lambda m, c: D.MultivariateNormal(m, covariance_matrix=c), lambda m, c: TD.MultivariateNormal(m, covariance_matrix=c), [LOC, COV]),
     "independent": (lambda m, s: D.Independent(D.Normal(m, s), 1), lambda m, s: TD.Independent(TD.Normal(m, s), 1), [LOC, SCALE]),
 }
@@ -976,10 +1007,10 @@ def test_expand_broadcasts_each_family_as_torch(name):
     to second order, the moments and entropy, the batch and draw shapes, as torch's expand."""
     ours, theirs, params, values, _ = MORE[name]
     n, shape = len(params), (4, 1) + tuple(ours(*params).batch_shape)
-    rtol = 1e-8 if name in ("chi2", "studentt", "binomial", "negative_binomial") else 1e-10  # torch's digamma, ~1e-9
+    rtol = 1e-8 if name in TRIGAMMA + ("binomial", "negative_binomial") else 1e-10  # torch's digamma, ~1e-9
     _compare(lambda *t: ours(*t[:n]).expand(shape).log_prob(t[n]), lambda *t: theirs(*t[:n]).expand(shape).log_prob(t[n]),
              params + [values], second=True, rtol=rtol)
-    statistics = ("mean", "variance") if name in ("poisson", "negative_binomial") else ("mean", "variance", "entropy")
+    statistics = ("mean", "variance") if name in NO_ENTROPY else ("mean", "variance", "entropy")
     with np.errstate(invalid="ignore"):
         for statistic in statistics:
             _compare(*(_of_all(lambda *p, family=family: family(*p).expand(shape), statistic) for family in (ours, theirs)), params, rtol=rtol)
@@ -1054,3 +1085,79 @@ def test_register_kl_gives_a_users_family_its_closed_form(monkeypatch):
     assert D.kl_divergence(p, D.Normal(1.0, 1.0)).data[0] == 0.0 and D.kl_divergence(D.Normal(1.0, 1.0), D.Normal(1.0, 1.0)).item() == 0.0
     with pytest.raises(TypeError, match="register_kl: expected a Distribution subclass, got 'Normal'"):
         D.register_kl("Normal", D.Normal)
+
+
+# --------------------------------------------------------------------------- InverseGamma, FisherSnedecor
+def test_inverse_gamma_cdf_keeps_the_lower_tail():
+    """Q(α, β/y) against torch's 1 − P(α, β/y) to second order in the rate and the value where the
+    CDF is not small; against 40-digit arithmetic down to a CDF of 1e-80 (torch's, through 1 − P,
+    is 0 below ~1e-16), and in α (a derivative torch lacks) against mpmath's numerical one; bad
+    parameters and values named; no icdf, as in torch (a Gamma has none)."""
+    mpmath.mp.dps = 40
+    values = np.array([[0.5, 1.5, 3.0], [4.0, 0.8, 2.0]])
+    _compare(lambda r, v: D.InverseGamma(IG_CONC, r).cdf(v), lambda r, v: TD.InverseGamma(torch.tensor(IG_CONC), r).cdf(v),
+             [SCALE, values], second=True)
+    conc, rate, y = np.array([0.7, 3.0, 3.0, 10.0, 2.0]), np.array([0.8, 1.3, 1.3, 2.0, 1.0]), np.array([0.3, 2.5, 0.03, 0.05, 0.005])
+    want = [mpmath.gammainc(mpmath.mpf(a), mpmath.mpf(b) / mpmath.mpf(v), mpmath.inf, regularized=True) for a, b, v in zip(conc, rate, y)]
+    assert float(min(want)) < 1e-80
+    np.testing.assert_allclose(D.InverseGamma(conc, rate).cdf(y).data, np.array(want, dtype=float), rtol=1e-12)
+    alpha = mg.tensor(conc, requires_grad=True)
+    (grad,) = mg.gradients(D.InverseGamma(alpha, rate).cdf(y).sum(), [alpha])
+    want = [mpmath.diff(lambda s: mpmath.gammainc(s, mpmath.mpf(b) / mpmath.mpf(v), mpmath.inf, regularized=True), mpmath.mpf(a))
+            for a, b, v in zip(conc, rate, y)]
+    np.testing.assert_allclose(grad.data, np.array(want, dtype=float), rtol=1e-10)
+    for bad, message in [(lambda: D.InverseGamma(0.0, 1.0), r"InverseGamma: concentration must be positive, got \[0.0\]"),
+                         (lambda: D.InverseGamma(1.0, -2.0), r"InverseGamma: rate must be positive, got \[-2.0\]"),
+                         (lambda: D.InverseGamma(1.0, 1.0).cdf(-1.0), r"InverseGamma.cdf: values must be positive, got \[-1.0\]"),
+                         (lambda: D.InverseGamma(1.0, 1.0).log_prob(0.0), "InverseGamma.log_prob: values must be")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+    with pytest.raises(NotImplementedError, match="InverseGamma has no icdf"):
+        D.InverseGamma(1.0, 1.0).icdf(0.5)
+
+
+def test_fisher_snedecor_where_its_moments_are_undefined():
+    """The mean NaN for df2 ≤ 2 and the variance NaN for df2 ≤ 4, as torch's, with the gradient 0
+    there (torch's variance has the gradient NaN in df1); the mode 0 for df1 ≤ 2, where the density
+    is largest at 0 (torch's: NaN), torch's elsewhere; no entropy, as in torch; bad values named."""
+    df1, df2 = np.array([1.5, 3.0, 5.0, 8.0]), np.array([1.5, 3.0, 5.0, 9.0])
+    ours, theirs = D.FisherSnedecor(df1, df2), TD.FisherSnedecor(torch.tensor(df1), torch.tensor(df2))
+    for statistic in ("mean", "variance"):
+        np.testing.assert_allclose(getattr(ours, statistic).data, getattr(theirs, statistic).numpy(), rtol=1e-14, equal_nan=True)
+        n, m = mg.tensor(df1, requires_grad=True), mg.tensor(df2, requires_grad=True)
+        grads = mg.gradients((getattr(D.FisherSnedecor(n, m), statistic) + 0.0 * (n + m)).sum(), [n, m])
+        undefined = np.isnan(getattr(theirs, statistic).numpy())
+        assert all(np.isfinite(g.data).all() and (g.data[undefined] == 0).all() for g in grads), statistic
+    np.testing.assert_array_equal(np.isnan(ours.mean.data), [True, False, False, False])
+    np.testing.assert_array_equal(np.isnan(ours.variance.data), [True, True, False, False])
+    mode = D.FisherSnedecor(np.array([1.5, 2.0, 2.5]), 6.0).mode.data
+    assert mode[0] == mode[1] == 0.0 and np.isnan(TD.FisherSnedecor(torch.tensor([1.5, 2.0]), torch.tensor(6.0)).mode.numpy()).all()
+    np.testing.assert_allclose(mode[2], TD.FisherSnedecor(torch.tensor(2.5, dtype=torch.float64), torch.tensor(6.0, dtype=torch.float64)).mode.item(), rtol=1e-15)
+    for df in (1.5, 2.0):  # decreasing from 0
+        density = D.FisherSnedecor(df, 6.0).log_prob(np.array([1e-9, 1e-3, 0.5])).data
+        assert density[0] > density[1] > density[2]
+    with pytest.raises(NotImplementedError, match="FisherSnedecor has no entropy"):
+        ours.entropy()
+    for bad, message in [(lambda: D.FisherSnedecor(0.0, 1.0), r"FisherSnedecor: df1 must be positive, got \[0.0\]"),
+                         (lambda: D.FisherSnedecor(1.0, -1.0), r"FisherSnedecor: df2 must be positive, got \[-1.0\]"),
+                         (lambda: D.FisherSnedecor(3.0, 4.0).log_prob(0.0), r"FisherSnedecor.log_prob: values must be positive, got \[0.0\]")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+def test_fisher_snedecor_draws_follow_the_incomplete_beta_function():
+    """40,000 seeded draws of F(5, 12) and F(0.8, 3) within Kolmogorov–Smirnov distance 0.01 of the
+    CDF I_w(df1/2, df2/2), w = df1 x / (df1 x + df2), in mpmath's arithmetic (interpolated on a
+    grid of w, geometric near 0 where the CDF grows as w^(df1/2), on which the draws are read);
+    float32 degrees of freedom draw float32."""
+    mpmath.mp.dps = 15
+    grid = np.concatenate([[0.0], np.geomspace(1e-15, 1e-2, 600, endpoint=False), np.linspace(1e-2, 1.0, 1400)])
+    mg.manual_seed(14)
+    for df1, df2 in ((5.0, 12.0), (0.8, 3.0)):
+        draws = D.FisherSnedecor(df1, df2).sample((40_000,)).data
+        assert draws.shape == (40_000,) and (draws > 0).all()
+        cdf = np.array([float(mpmath.betainc(df1 / 2, df2 / 2, 0, w, regularized=True)) for w in grid])
+        distance = _ks_distance(df1 * draws / (df1 * draws + df2), lambda w: np.interp(w, grid, cdf))
+        assert distance < 0.01, f"FisherSnedecor({df1}, {df2}): Kolmogorov–Smirnov distance {distance:.4f}"
+    assert D.FisherSnedecor(mg.tensor(np.float32([3.0, 5.0])), 4.0).sample((3,)).dtype == np.float32
+
