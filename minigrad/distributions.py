@@ -1,13 +1,14 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LowRankMultivariateNormal,
 LogNormal, Uniform, Laplace, Cauchy, Gumbel, VonMises (angles), HalfNormal, HalfCauchy, Exponential,
 Weibull, Pareto, GeneralizedPareto, Gamma, InverseGamma, Chi2, StudentT, FisherSnedecor, Beta,
-Kumaraswamy, Dirichlet, Categorical, OneHotCategorical, Bernoulli and ContinuousBernoulli; the
-counts Poisson, Binomial, Multinomial, Geometric and NegativeBinomial; the relaxed (Gumbel-softmax)
-RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch dimensions read as an event's),
-MixtureSameFamily (a mixture of K of one family) and TransformedDistribution (a base distribution
-pushed through the invertible maps of `minigrad.distributions.transforms`). With `log_prob`,
-`entropy`, `mean`, `mode`, `variance`, `cdf`, `icdf`, `sample`, `rsample` (the reparameterization
-trick: every continuous family but VonMises, as in PyTorch) and `kl_divergence`.
+Kumaraswamy, Dirichlet, Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Bernoulli
+and ContinuousBernoulli; the counts Poisson, Binomial, Multinomial, Geometric and NegativeBinomial;
+the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
+dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
+TransformedDistribution (a base distribution pushed through the invertible maps of
+`minigrad.distributions.transforms`). With `log_prob`, `entropy`, `mean`, `mode`, `variance`, `cdf`,
+`icdf`, `sample`, `rsample` (the reparameterization trick: every continuous family but VonMises, as
+in PyTorch) and `kl_divergence`.
 
 Every density is a composition of minigrad operations, so its gradient in the parameters (and in
 the value) comes from the engine, to every order. `sample()` draws outside the graph, as PyTorch's
@@ -45,7 +46,7 @@ __all__ = [
     "Exponential", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogitRelaxedBernoulli", "LogNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-    "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "kl_divergence", "register_kl",
     # minigrad.distributions.transforms, also here as in torch.distributions
@@ -1105,6 +1106,19 @@ class OneHotCategorical(_BernoulliMarginals):
 
     def entropy(self):
         return self._categorical.entropy()
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """`OneHotCategorical` with the straight-through estimator as its `rsample` (Bengio, Léonard
+    and Courville, 2013; PyTorch's): the one-hot draw itself, plus probs − probs.detach(), which is
+    0 but has the gradient of the identity in probs. A network downstream sees exact one-hot
+    vectors (a discrete latent code, a hard attention choice) and trains its logits as though the
+    draw were its expectation, probs: biased for a nonlinear loss, with no variance of its own."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        return self.sample(sample_shape) + (self.probs - self.probs.detach())
 
 
 class Bernoulli(_BernoulliMarginals):

@@ -852,6 +852,7 @@ def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
                 D.Gamma(2.0, f32), D.Beta(2.0, f32), D.StudentT(3.0, 0.0, f32), D.Weibull(f32, 2.0), D.Pareto(1.0, f32 + 2.0),
                 D.RelaxedBernoulli(0.5, probs=f32 / 3.0), D.RelaxedOneHotCategorical(0.5, probs=f32),
                 D.InverseGamma(2.0, f32), D.Kumaraswamy(2.0, f32), D.FisherSnedecor(3.0, f32 + 4.0), D.GeneralizedPareto(0.0, f32, 0.2),
+                D.OneHotCategoricalStraightThrough(probs=f32),
                 D.TransformedDistribution(D.Normal(f32 * 0.0, f32), [D.AffineTransform(1.5, -2.0), D.TanhTransform()])]
     mg.manual_seed(0)
     for d in families:
@@ -884,6 +885,7 @@ MODES = {  # name: (minigrad's distribution, torch's, its parameters)
     "bernoulli": (D.Bernoulli, TD.Bernoulli, [np.array([0.2, 0.5, 0.7])]),
     "categorical": (D.Categorical, TD.Categorical, [np.exp(LOGITS)]),
     "onehot": (D.OneHotCategorical, TD.OneHotCategorical, [np.exp(LOGITS)]),
+    "onehot_straight_through": (D.OneHotCategoricalStraightThrough, TD.OneHotCategoricalStraightThrough, [np.exp(LOGITS)]),
     "inverse_gamma": (D.InverseGamma, TD.InverseGamma, [IG_CONC, SCALE]),
     "fisher_snedecor": (D.FisherSnedecor, TD.FisherSnedecor, [np.array([2.5, 3.0, 8.0]), np.array([1.5, 4.0, 9.0])]),
     "generalized_pareto": (D.GeneralizedPareto, TD.GeneralizedPareto, [LOC, SCALE, np.array([0.4, -0.3, -0.9])]),
@@ -1063,6 +1065,7 @@ def _structured(lib, dist, a, b):
         "dirichlet": dist.Dirichlet(b),
         "categorical": dist.Categorical(logits=a),
         "onehot": dist.OneHotCategorical(probs=b),
+        "onehot_straight_through": dist.OneHotCategoricalStraightThrough(logits=a),
         "multinomial": dist.Multinomial(4, logits=a),
         "independent": dist.Independent(dist.Normal(a, b), 1),
         "mixture": dist.MixtureSameFamily(dist.Categorical(logits=a), dist.Normal(a, b)),
@@ -1350,3 +1353,33 @@ def test_generalized_pareto_support_and_modes():
         with pytest.raises(ValueError, match=message):
             bad()
 
+
+@pytest.mark.parametrize("form", ["probs", "logits"])
+def test_one_hot_straight_through_is_the_draw_with_the_gradient_of_its_probabilities(form, rng):
+    """rsample is exactly sample's one-hot draw (the same seed's), and its gradient in the
+    parameters is that of probs, the straight-through estimator: as torch's rsample's for any
+    weighting of the draws (which the gradient does not depend on); log_prob, entropy and the KL
+    divergence are OneHotCategorical's, as torch's."""
+    params = np.exp(LOGITS) if form == "probs" else LOGITS
+    weights = rng.standard_normal((6,) + LOGITS.shape)
+    mg.manual_seed(5)
+    draws = D.OneHotCategoricalStraightThrough(**{form: params}).sample((6,))
+    x = mg.tensor(params, requires_grad=True)
+    mg.manual_seed(5)
+    relaxed = D.OneHotCategoricalStraightThrough(**{form: x}).rsample((6,))
+    np.testing.assert_array_equal(relaxed.data, draws.data)
+    assert ((draws.data == 0) | (draws.data == 1)).all() and (draws.data.sum(-1) == 1).all()
+    (grad,) = mg.gradients((relaxed * mg.tensor(weights)).sum(), [x])
+    t = torch.tensor(params, requires_grad=True)
+    (want,) = torch.autograd.grad((TD.OneHotCategoricalStraightThrough(**{form: t}).rsample((6,)) * torch.tensor(weights)).sum(), t)
+    np.testing.assert_allclose(grad.data, want.numpy(), rtol=1e-12, atol=1e-15)
+    onehot = np.eye(5)[CLASSES]
+    _compare(lambda p: D.OneHotCategoricalStraightThrough(**{form: p}).log_prob(onehot),
+             lambda p: TD.OneHotCategoricalStraightThrough(**{form: p}).log_prob(torch.tensor(onehot)), [params], second=True)
+    _compare(lambda p: D.OneHotCategoricalStraightThrough(**{form: p}).entropy(),
+             lambda p: TD.OneHotCategoricalStraightThrough(**{form: p}).entropy(), [params], second=True)
+    _compare(lambda a, b: D.kl_divergence(D.OneHotCategoricalStraightThrough(**{form: a}), D.OneHotCategoricalStraightThrough(**{form: b})),
+             lambda a, b: TD.kl_divergence(TD.OneHotCategoricalStraightThrough(**{form: a}), TD.OneHotCategoricalStraightThrough(**{form: b})),
+             [params, params[::-1].copy()], second=True)
+    d, t = D.OneHotCategoricalStraightThrough(**{form: params}), TD.OneHotCategoricalStraightThrough(**{form: torch.tensor(params)})
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == (tuple(t.batch_shape), tuple(t.event_shape), t.has_rsample) == ((4,), (5,), True)
