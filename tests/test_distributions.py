@@ -1323,8 +1323,9 @@ def test_generalized_pareto_support_and_modes():
     """The support's ends: log p(loc) = −log σ; at the upper end μ − σ/ξ for ξ < 0 the density is 0
     for −1 < ξ < 0, 1/σ at ξ = −1 (a uniform) and ∞ below, the CDF 1 and the quantile of 1 that end
     (∞ for ξ ≥ 0); values outside are named. The mode is μ for ξ > −1 (torch's), the upper end for
-    ξ < −1, where the density grows without bound, and NaN for the uniform. CDFs from 1e-12 within
-    1e-13 of 40-digit arithmetic (log_cdf too); bad scales named."""
+    ξ < −1, where the density grows without bound, and NaN for the uniform. The derivative of
+    log p in ξ at ξ = −1 is log(1 − z) (torch's, which takes 1/ξ + 1 = 0 as its own case, is 1).
+    CDFs from 1e-12 within 1e-13 of 40-digit arithmetic (log_cdf too); bad scales named."""
     mpmath.mp.dps = 40
     xi = np.array([-0.5, -1.0, -2.0])
     d = D.GeneralizedPareto(1.0, 2.0, xi)
@@ -1335,6 +1336,9 @@ def test_generalized_pareto_support_and_modes():
     np.testing.assert_array_equal(d.cdf(top).data, [1.0, 1.0, 1.0])
     np.testing.assert_allclose(d.icdf(np.ones(3)).data, top, rtol=1e-15)
     assert D.GeneralizedPareto(0.0, 1.0, mg.tensor([0.0, 0.5])).icdf(1.0).data.tolist() == [np.inf, np.inf]
+    k = mg.tensor([-1.0, 0.0], requires_grad=True)  # where torch's switches of formula give 1 and 0
+    (grad,) = mg.gradients(D.GeneralizedPareto(0.0, 1.0, k).log_prob(0.5).sum(), [k])
+    np.testing.assert_allclose(grad.data, [math.log(1.0 - 0.5), 0.5**2 / 2 - 0.5], rtol=1e-15)  # log(1 − z) and z²/2 − z
     scale = mg.tensor(2.0, requires_grad=True)  # the uniform's density at its upper end differentiates as 1/σ's
     (grad,) = mg.gradients(D.GeneralizedPareto(1.0, scale, -1.0).log_prob(2.0), [scale])
     assert grad.item() == pytest.approx(-0.5)
