@@ -1,6 +1,7 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LowRankMultivariateNormal,
 LogNormal, Uniform, Laplace, Cauchy, Gumbel, VonMises (angles), HalfNormal, HalfCauchy, Exponential,
-Weibull, Pareto, Gamma, Chi2, StudentT, Beta, Dirichlet, Categorical, OneHotCategorical, Bernoulli
+Weibull, Pareto, GeneralizedPareto, Gamma, InverseGamma, Chi2, StudentT, FisherSnedecor, Beta,
+Kumaraswamy, Dirichlet, Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Bernoulli
 and ContinuousBernoulli; the counts Poisson, Binomial, Multinomial, Geometric and NegativeBinomial;
 the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
 dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
@@ -43,10 +44,11 @@ sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = 
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
-    "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "Exponential", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
+    "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogitRelaxedBernoulli", "LogNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "kl_divergence", "register_kl",
     # minigrad.distributions.transforms, also here as in torch.distributions
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
@@ -916,6 +918,69 @@ class StudentT(Distribution):
         return (self.scale.log() + half_next * (digamma(half_next) - digamma(half)) + 0.5 * self.df.log() + log_beta).broadcast_to(self.batch_shape)
 
 
+class FisherSnedecor(Distribution):
+    """The F distribution of df1 and df2 degrees of freedom, elementwise: (V₁/df1) / (V₂/df2) for
+    independent V₁ ~ χ²(df1), V₂ ~ χ²(df2), the law of a ratio of variance estimates (the F test,
+    ANOVA). Density x^(df1/2 − 1) (df1/df2)^(df1/2) (1 + df1 x/df2)^(−(df1 + df2)/2) / B(df1/2, df2/2)
+    for x > 0. The mean is NaN for df2 ≤ 2 and the variance NaN for df2 ≤ 4, as in PyTorch (the
+    variance is in truth ∞ for 2 < df2 ≤ 4, the mean ∞ for df2 ≤ 2); the mode is 0 for df1 ≤ 2, the
+    density's supremum at 0 (PyTorch's: NaN), as Gamma's and Weibull's. `rsample` is a ratio of
+    Gamma draws (PyTorch's), differentiable in both by implicit reparameterization (first order
+    only). No entropy, as in PyTorch."""
+
+    has_rsample = True
+
+    def __init__(self, df1, df2):
+        df1, df2 = _together(df1, df2)
+        self.df1, self.df2 = _positive("FisherSnedecor", "df1", df1), _positive("FisherSnedecor", "df2", df2)
+        self.batch_shape = np.broadcast_shapes(self.df1.shape, self.df2.shape)
+
+    def _parameters(self):
+        return {"df1": self.df1, "df2": self.df2}
+
+    def _where_above(self, df, edge, value):
+        """value (a function of df, given df moved to edge + 1 where df ≤ edge, so that no ∞ of the
+        branch not taken reaches a gradient) where df > edge, NaN elsewhere."""
+        above = df.data > edge
+        result = value(where(above, df, edge + 1.0)).broadcast_to(self.batch_shape)
+        return where(np.broadcast_to(above, self.batch_shape), result, np.nan)
+
+    @property
+    def mean(self):
+        """df2 / (df2 − 2) where df2 > 2, NaN elsewhere (PyTorch's)."""
+        return self._where_above(self.df2, 2.0, lambda d2: d2 / (d2 - 2.0))
+
+    @property
+    def mode(self):
+        """(df1 − 2)/df1 · df2/(df2 + 2) where df1 > 2, 0 elsewhere."""
+        above = np.broadcast_to(self.df1.data > 2, self.batch_shape)
+        d1 = where(self.df1.data > 2, self.df1, 3.0)
+        peak = ((d1 - 2.0) / d1 * self.df2 / (self.df2 + 2.0)).broadcast_to(self.batch_shape)
+        return where(above, peak, 0.0)
+
+    @property
+    def variance(self):
+        """2 df2² (df1 + df2 − 2) / (df1 (df2 − 2)² (df2 − 4)) where df2 > 4, NaN elsewhere (PyTorch's)."""
+        def of(d2):
+            return 2.0 * d2 * d2 * (self.df1 + d2 - 2.0) / (self.df1 * (d2 - 2.0) * (d2 - 2.0) * (d2 - 4.0))
+
+        return self._where_above(self.df2, 4.0, of)
+
+    def rsample(self, sample_shape=()):
+        """(Z₁/df1) / (Z₂/df2) for Z ~ Gamma(df/2, 1) (each 2Z a χ² draw), kept at least the smallest
+        normal number, as PyTorch's."""
+        shape = self._draw_shape(sample_shape)
+        z1 = _standard_gamma("FisherSnedecor.rsample", 0.5 * self.df1, shape)
+        z2 = _standard_gamma("FisherSnedecor.rsample", 0.5 * self.df2, shape)
+        return (z1 * self.df2 / (z2 * self.df1)).clamp(float(np.finfo(z1.dtype).tiny))
+
+    def log_prob(self, value):
+        """(df1/2) log(df1/df2) + (df1/2 − 1) log x − ((df1 + df2)/2) log1p(df1 x/df2) − log B(df1/2, df2/2)."""
+        value = _positive("FisherSnedecor.log_prob", "values", _tensor(value))
+        half1, half2, ratio = 0.5 * self.df1, 0.5 * self.df2, self.df1 / self.df2
+        return half1 * ratio.log() + (half1 - 1.0) * value.log() - (half1 + half2) * (ratio * value).log1p() - _log_beta(half1, half2)
+
+
 def _times_log(c, v, log1p=False):
     """c · log v (or c · log(1 + v)), 0 where c is 0 at v's pole, as PyTorch's xlogy: the density of
     a concentration of 1 at the edge of the support. (The pole is moved, not masked after the
@@ -1044,6 +1109,19 @@ class OneHotCategorical(_BernoulliMarginals):
 
     def entropy(self):
         return self._categorical.entropy()
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """`OneHotCategorical` with the straight-through estimator as its `rsample` (Bengio, Léonard
+    and Courville, 2013; PyTorch's): the one-hot draw itself, plus probs − probs.detach(), which is
+    0 but has the gradient of the identity in probs. A network downstream sees exact one-hot
+    vectors (a discrete latent code, a hard attention choice) and trains its logits as though the
+    draw were its expectation, probs: biased for a nonlinear loss, with no variance of its own."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        return self.sample(sample_shape) + (self.probs - self.probs.detach())
 
 
 class Bernoulli(_BernoulliMarginals):
@@ -1689,6 +1767,300 @@ class Pareto(TransformedDistribution):
 
     def entropy(self):
         return ((self.scale / self.alpha).log() + (1.0 + 1.0 / self.alpha)).broadcast_to(self.batch_shape)
+
+
+class InverseGamma(TransformedDistribution):
+    """The inverse gamma distribution of concentration α and rate β, elementwise: 1/X for
+    X ~ Gamma(α, β) (PyTorch's construction, a Gamma under `PowerTransform(-1)`), density
+    β^α y^(−α−1) e^(−β/y) / Γ(α) for y > 0: the conjugate prior of a normal's variance. Mean ∞ for
+    α ≤ 1 and variance ∞ for α ≤ 2, as in PyTorch. `rsample` is 1/X of Gamma's, differentiable in
+    both parameters (in α to first order, as Gamma's)."""
+
+    def __init__(self, concentration, rate):
+        concentration, rate = _together(concentration, rate)
+        _positive("InverseGamma", "concentration", concentration)
+        _positive("InverseGamma", "rate", rate)
+        super().__init__(Gamma(concentration, rate), PowerTransform(-1.0))
+        self.concentration, self.rate = self.base_dist.concentration, self.base_dist.rate
+
+    def _parameters(self):
+        return {"concentration": self.concentration, "rate": self.rate}
+
+    def _where_above(self, edge, value):
+        """value (a function of α, given α moved to edge + 1 where α ≤ edge, so that the ∞ of the
+        branch not taken reaches no gradient) where α > edge, ∞ elsewhere."""
+        above = np.broadcast_to(self.concentration.data > edge, self.batch_shape)
+        a = where(self.concentration.data > edge, self.concentration, edge + 1.0)
+        return where(above, value(a).broadcast_to(self.batch_shape), np.inf)
+
+    @property
+    def mean(self):
+        return self._where_above(1.0, lambda a: self.rate / (a - 1.0))
+
+    @property
+    def mode(self):
+        return (self.rate / (self.concentration + 1.0)).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        return self._where_above(2.0, lambda a: self.rate * self.rate / ((a - 1.0) * (a - 1.0) * (a - 2.0)))
+
+    def cdf(self, value):
+        """Q(α, β/y), the upper regularized incomplete gamma function (`mg.gammaincc`): PyTorch's
+        1 − P(α, β/y) through the decreasing transform cancels for small y, where P is near 1 (its
+        CDF of 4e-9 is 5e-9 off, of 1.5e-16 25 % off, and 0 below). Differentiable in y and β to
+        every order, in α to first order (PyTorch's has no derivative in α)."""
+        value = _tensor(value)
+        _check("InverseGamma.cdf", "values must be positive", value.data > 0, value.data)
+        return ops.gammaincc(self.concentration, self.rate / value)
+
+    def icdf(self, value):
+        raise NotImplementedError("InverseGamma has no icdf (nor in PyTorch): the Gamma quantile has no closed form")
+
+    def entropy(self):
+        a = self.concentration
+        return (a + self.rate.log() + lgamma(a) - (1.0 + a) * digamma(a)).broadcast_to(self.batch_shape)
+
+
+def _one_minus_exp(t):
+    """1 − eᵗ for t ≤ 0: −expm1 t near 0, 1 − eᵗ below −log 2, where expm1's derivative (1 + expm1 t,
+    as PyTorch's too) would lose the digits of a small eᵗ."""
+    return _by_tail(t, t.data > -math.log(2.0), lambda t: -t.expm1(), lambda t: 1.0 - t.exp(), -1.0)
+
+
+def _log1mexp(t):
+    """log(1 − eᵗ) for t ≤ 0: log(−expm1 t) near 0 and log1p(−eᵗ) below −log 2, each where the
+    other loses digits (Mächler, 2012)."""
+    return _by_tail(t, t.data > -math.log(2.0), lambda t: (-t.expm1()).log(), lambda t: (-t.exp()).log1p(), -1.0)
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution of concentration1 a and concentration0 b on [0, 1],
+    elementwise: density a b y^(a−1) (1 − yᵃ)^(b−1), CDF 1 − (1 − yᵃ)ᵇ, a Beta look-alike whose
+    quantile has a closed form (so `rsample` is a plain function of a uniform: the stick-breaking
+    VAE's). PyTorch's construction: Uniform(0, 1) under u^(1/b), 1 − ·, ·^(1/a).
+
+    Through those maps, 1 − yᵃ and 1 − (1 − yᵃ)ᵇ cancel near 1 and near 0 (for a = 2.5, b = 3,
+    PyTorch's CDF at y = 1e-4 is 8e-8 off and 0 at 1e-8, its quantile of 1e-15 3e-4 off), and so
+    does 1 − u^(1/b) in its draws; here log(1 − yᵃ) = log(1 − e^(a log y)) is taken by its tail
+    (`_log1mexp`), the CDF is 1 − e^(b log(1 − yᵃ)) (`_one_minus_exp`), and the quantile and the
+    draws are (1 − e^(log1p(−p)/b))^(1/a), digits kept at both ends. The mean and variance are
+    PyTorch's moments b B(1 + n/a, b), the variance m₂ − m₁², which cancels where the distribution
+    is narrow (1e-9 relative at a = b = 200), as PyTorch's. PyTorch's `mode` is NaN for every a and
+    b; here it is the density's peak."""
+
+    def __init__(self, concentration1, concentration0):
+        concentration1, concentration0 = _together(concentration1, concentration0)
+        self.concentration1 = _positive("Kumaraswamy", "concentration1", concentration1)
+        self.concentration0 = _positive("Kumaraswamy", "concentration0", concentration0)
+        shape = np.broadcast_shapes(concentration1.shape, concentration0.shape)
+        dtype = np.result_type(concentration1.dtype, concentration0.dtype)
+        base = Uniform(Tensor(np.zeros(shape, dtype=dtype)), Tensor(np.ones(shape, dtype=dtype)))
+        super().__init__(base, [PowerTransform(1.0 / self.concentration0), AffineTransform(1.0, -1.0),
+                                PowerTransform(1.0 / self.concentration1)])
+
+    def _parameters(self):
+        return {"concentration1": self.concentration1, "concentration0": self.concentration0}
+
+    def _moment(self, n):
+        """E[Yⁿ] = b B(1 + n/a, b) (PyTorch's `_moments`)."""
+        a, b = self.concentration1, self.concentration0
+        return b * (lgamma(1.0 + n / a) + lgamma(b) - lgamma(1.0 + b + n / a)).exp()
+
+    @property
+    def mean(self):
+        return self._moment(1.0).broadcast_to(self.batch_shape)
+
+    @property
+    def variance(self):
+        mean = self._moment(1.0)
+        return (self._moment(2.0) - mean * mean).broadcast_to(self.batch_shape)
+
+    @property
+    def mode(self):
+        """((a − 1)/(ab − 1))^(1/a) where a > 1 and b ≥ 1; 0 where a ≤ 1 < b and 1 where b < 1 < a
+        (the density's supremum at that end); NaN where both are at most 1 (no single peak), as
+        Beta's. (PyTorch's formula takes log1p(−b), NaN for every b ≥ 1.)"""
+        a, b = (p.broadcast_to(self.batch_shape) for p in (self.concentration1, self.concentration0))
+        inside = (a.data > 1) & (b.data >= 1)
+        a_in, b_in = where(inside, a, 2.0), where(inside, b, 2.0)
+        peak = ((a_in - 1.0) / (a_in * b_in - 1.0)) ** (1.0 / a_in)
+        end = np.where(b.data > 1, 0.0, np.where(a.data > 1, 1.0, np.nan)).astype(peak.dtype)
+        return where(inside, peak, Tensor(end))
+
+    def log_prob(self, value):
+        """log a + log b + (a − 1) log y + (b − 1) log(1 − yᵃ)."""
+        value = _tensor(value)
+        _check("Kumaraswamy.log_prob", "values must lie in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
+        a, b = self.concentration1, self.concentration0
+        pole = ((b.data - 1.0) == 0) & (value.data == 1)  # (b − 1) log(1 − yᵃ) is 0 · ∞ there: 0 as b → 1
+        safe = where(pole, 0.5, value) if pole.any() else value
+        with np.errstate(divide="ignore"):  # y = 0: log y = −∞, the density's 0 or ∞ there
+            return a.log() + b.log() + _times_log(a - 1.0, value) + (b - 1.0) * _log1mexp(a * safe.log())
+
+    def cdf(self, value):
+        """1 − (1 − yᵃ)ᵇ = 1 − e^(b log(1 − yᵃ))."""
+        value = _tensor(value)
+        _check("Kumaraswamy.cdf", "values must lie in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
+        with np.errstate(divide="ignore"):
+            return _one_minus_exp(self.concentration0 * _log1mexp(self.concentration1 * value.log()))
+
+    def icdf(self, value):
+        """(1 − (1 − p)^(1/b))^(1/a), as (1 − e^(log1p(−p)/b))^(1/a): a small p keeps its digits."""
+        p = _probabilities("Kumaraswamy.icdf", value)
+        with np.errstate(divide="ignore"):
+            return _one_minus_exp((-p).log1p() / self.concentration0) ** (1.0 / self.concentration1)
+
+    def rsample(self, sample_shape=()):
+        """The quantile of uniforms in [ε, 1 − ε] (as PyTorch's clamp_probs: no draw on an edge,
+        where log_prob is infinite): differentiable in a and b."""
+        dtype = np.result_type(self.concentration1.dtype, self.concentration0.dtype)
+        return self.icdf(_clamped_uniforms("Kumaraswamy.rsample", self._draw_shape(sample_shape), dtype))
+
+    sample = Distribution.sample  # rsample's draws, detached (not the base's through the maps)
+
+    def entropy(self):
+        """(1 − 1/b) + (1 − 1/a) H_b − log a − log b, H_b = ψ(b + 1) + γ the harmonic number (PyTorch's)."""
+        a, b = self.concentration1, self.concentration0
+        harmonic = digamma(b + 1.0) + _EULER
+        return ((1.0 - 1.0 / b) + (1.0 - 1.0 / a) * harmonic - a.log() - b.log()).broadcast_to(self.batch_shape)
+
+
+def _series_near_zero(t, threshold, coefficients, closed):
+    """f(t) for a ratio f that is 0/0 at t = 0 (log1p(t)/t, expm1(t)/t): closed(t) where |t| ≥
+    threshold, the power series Σ cₖ tᵏ nearer 0, where the closed form's k-th derivative loses
+    ~ε/|t|^(k+1) to cancellation (and its value is NaN at 0). Each branch sees only its own
+    entries (the others moved to 0 and to the threshold), so neither's NaN reaches a gradient."""
+    near = np.abs(t.data) < threshold
+    small = where(near, t, 0.0)
+    series = 0.0 * small + coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        series = series * small + c
+    return where(near, series, closed(where(near, threshold, t)))
+
+
+# log1p(t)/t = Σ (−t)ᵏ/(k + 1) for |t| < 0.1 (18 terms: the first left out is below 1e-19), and
+# expm1(t)/t = Σ tᵏ/(k + 1)! for |t| < 0.5 (17 terms: below 1e-21)
+_LOG1P_RATIO = (0.1, tuple((-1.0) ** k / (k + 1) for k in range(18)))
+_EXPM1_RATIO = (0.5, tuple(1.0 / math.factorial(k + 1) for k in range(17)))
+
+
+def _log1p_ratio(t):
+    return _series_near_zero(t, *_LOG1P_RATIO, lambda t: t.log1p() / t)
+
+
+def _expm1_ratio(t):
+    return _series_near_zero(t, *_EXPM1_RATIO, lambda t: t.expm1() / t)
+
+
+class GeneralizedPareto(Distribution):
+    """The generalized Pareto distribution of location μ, scale σ and concentration (shape) ξ,
+    elementwise: survival function (1 + ξz)^(−1/ξ) of z = (x − μ)/σ ≥ 0 (below −1/ξ where ξ < 0),
+    e^(−z) at ξ = 0. The law of the excesses over a high threshold (peaks over threshold, extreme
+    value statistics): an exponential at ξ = 0, a Pareto for ξ > 0, a uniform at ξ = −1.
+
+    PyTorch switches to the exponential's formulas where ξ is within 1e-8 of 0, where its
+    derivatives in ξ are then 0 (the true one of log p at ξ = 0 is z²/2 − z), and (1/ξ) log1p(ξz)
+    loses digits in its derivatives near that window (its second derivative in ξ at ξ = 1e-7 is
+    8 % off). Here every formula is written with log1p(t)/t and expm1(t)/t of t = ξz, power series
+    near t = 0: one smooth function of ξ through 0, exact there to every order. Its CDF is
+    1 − e^(log S) (`_one_minus_exp`; PyTorch's log1p(−exp(log S)) loses the digits of a small
+    probability) and `rsample` the quantile of uniforms, differentiable in all three. Mean NaN for
+    ξ ≥ 1 and variance NaN for ξ ≥ 1/2, as in PyTorch. (PyTorch 2.13's log_prob and cdf are an
+    error for float64 parameters: it compares ξ with a float32 0.)"""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration):
+        self.loc, scale, self.concentration = _together(loc, scale, concentration)
+        self.scale = _positive("GeneralizedPareto", "scale", scale)
+        self.batch_shape = np.broadcast_shapes(self.loc.shape, self.scale.shape, self.concentration.shape)
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale, "concentration": self.concentration}
+
+    def _z(self, name, value):
+        """(x − μ)/σ of values in the support: z ≥ 0, and 1 + ξz ≥ 0 (x ≤ μ − σ/ξ where ξ < 0)."""
+        value = _tensor(value)
+        z = (value - self.loc) / self.scale
+        inside = (z.data >= 0) & (1.0 + self.concentration.data * z.data >= 0)
+        _check(f"GeneralizedPareto.{name}", "values must lie in the support: at least loc, and at most loc − scale/concentration "
+               "where concentration < 0", inside, value.data)
+        return z
+
+    def _log_survival(self, z):
+        """log S = −log1p(ξz)/ξ = −z log1p(t)/t, t = ξz."""
+        with np.errstate(divide="ignore"):  # t = −1, the upper end where ξ < 0: log1p(−1) = −∞
+            return -z * _log1p_ratio(self.concentration * z)
+
+    def log_prob(self, value):
+        """−log σ − (1 + ξ) z log1p(t)/t: −log σ − (1/ξ + 1) log1p(ξz), −log σ − z at ξ = 0."""
+        z = self._z("log_prob", value)
+        xi = self.concentration
+        pole = (1.0 + xi.data == 0) & (1.0 + xi.data * z.data == 0)  # 0 · ∞ at ξ = −1's upper end: 0
+        if pole.any():
+            z = where(pole, 0.0, z)
+        with np.errstate(divide="ignore"):
+            return -self.scale.log() - (1.0 + xi) * z * _log1p_ratio(xi * z)
+
+    def log_survival_function(self, value):
+        """log P(X > x) = −(1/ξ) log1p(ξz), −z at ξ = 0 (PyTorch's)."""
+        return self._log_survival(self._z("log_survival_function", value))
+
+    def log_cdf(self, value):
+        """log P(X ≤ x) = log(1 − S) by `_log1mexp` (PyTorch's log1p(−exp(log S)) loses a small probability's digits)."""
+        return _log1mexp(self._log_survival(self._z("log_cdf", value)))
+
+    def cdf(self, value):
+        return _one_minus_exp(self._log_survival(self._z("cdf", value)))
+
+    def icdf(self, value):
+        """μ + σ z for z = −L expm1(s)/s, L = log1p(−p), s = −ξL (PyTorch's σ/ξ · expm1(−ξL), and
+        −σL at ξ = 0); the support's upper end at p = 1."""
+        p = _probabilities("GeneralizedPareto.icdf", value)
+        xi = self.concentration
+        shape = np.broadcast_shapes(p.shape, tuple(self.batch_shape))
+        top = np.broadcast_to(p.data == 1, shape)
+        if top.any():
+            p = where(top, 0.5, p.broadcast_to(shape))
+        tail = -(-p).log1p()
+        z = tail * _expm1_ratio(xi * tail)
+        if top.any():
+            xi_below = where(xi.data < 0, xi, -1.0)  # the finite end −1/ξ where ξ < 0, ∞ elsewhere
+            end = where(np.broadcast_to(xi.data < 0, shape), (-1.0 / xi_below).broadcast_to(shape), np.inf)
+            z = where(top, end, z)
+        return self.loc + self.scale * z
+
+    def rsample(self, sample_shape=()):
+        dtype = np.result_type(self.loc.dtype, self.scale.dtype, self.concentration.dtype)
+        return self.icdf(_standard_draws("GeneralizedPareto.rsample", "random", self._draw_shape(sample_shape), dtype))
+
+    def _below(self, edge, value):
+        """value (a function of ξ, given ξ moved to edge − 1/2 where ξ ≥ edge) where ξ < edge, NaN elsewhere."""
+        xi = self.concentration
+        below = np.broadcast_to(xi.data < edge, self.batch_shape)
+        return where(below, value(where(xi.data < edge, xi, edge - 0.5)).broadcast_to(self.batch_shape), np.nan)
+
+    @property
+    def mean(self):
+        return self._below(1.0, lambda xi: self.loc + self.scale / (1.0 - xi))
+
+    @property
+    def variance(self):
+        return self._below(0.5, lambda xi: self.scale * self.scale / ((1.0 - xi) * (1.0 - xi) * (1.0 - 2.0 * xi)))
+
+    @property
+    def mode(self):
+        """μ where ξ > −1 (PyTorch's, for every ξ); the upper end μ − σ/ξ where ξ < −1, where the
+        density grows without bound towards it; NaN at ξ = −1, a uniform (as Uniform's)."""
+        xi = self.concentration.broadcast_to(self.batch_shape)
+        loc = (self.loc + 0.0 * self.scale).broadcast_to(self.batch_shape)
+        below = xi.data < -1.0
+        end = self.loc - self.scale / where(below, xi, -2.0)
+        return where(below, end, where(xi.data == -1.0, np.nan, loc))
+
+    def entropy(self):
+        return (self.scale.log() + self.concentration + 1.0).broadcast_to(self.batch_shape)
 
 
 def _clamped_uniforms(name, shape, dtype):

@@ -121,6 +121,34 @@ COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
 PROBS = RNG.uniform(0.1, 0.6, 3)  # success probabilities, below 1 also after the KL test's + 0.25
 SHAPES = RNG.uniform(0.5, 3.0, 3)
 CB_PROBS = np.array([0.2, 0.5004, 0.7])  # the middle one inside the window of Taylor series around 1/2
+IG_CONC = np.array([0.7, 1.5, 3.0])  # InverseGamma: mean and variance ∞, variance ∞, both finite
+K_CONC1, K_CONC0 = np.array([0.6, 2.0, 3.5]), np.array([1.7, 0.5, 2.5])  # Kumaraswamy: a peak at 0, at 1, inside
+K_VALUES = np.array([[0.1, 0.35, 0.6], [0.85, 0.97, 0.03]])
+F_DF1, F_DF2 = np.array([1.5, 3.0, 5.0]), np.array([4.5, 6.0, 9.0])  # FisherSnedecor: every moment defined (df2 > 4)
+GP_CONC = np.array([0.4, -0.3, 1.2])  # GeneralizedPareto: bounded above (−0.3), no mean nor variance (1.2)
+GP_Z = np.array([[0.3, 1.2, 2.5], [2.0, 0.1, 0.9]])  # standardized values, below −1/ξ = 3.3 for ξ = −0.3
+
+
+class _TorchGeneralizedPareto(TD.GeneralizedPareto):
+    """torch's GeneralizedPareto with its log_prob and log_survival_function as torch writes them,
+    but for comparing the concentration with a 0 of its own dtype: torch 2.13's compares it with a
+    float32 0 (`torch.isclose(self.concentration, torch.tensor(0.0))`), an error for float64."""
+
+    def _safe(self):
+        eq_zero = torch.isclose(self.concentration, torch.zeros_like(self.concentration))
+        return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
+
+    def log_prob(self, value):
+        z, (eq_zero, safe_conc) = self._z(value), self._safe()
+        y = 1 / safe_conc + torch.ones_like(z)
+        where_nonzero = torch.where(y == 0, y, y * torch.log1p(safe_conc * z))
+        return -self.scale.log() - torch.where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value):
+        z, (eq_zero, safe_conc) = self._z(value), self._safe()
+        return torch.where(eq_zero, -z, -torch.log1p(safe_conc * z) / safe_conc)
+
+
 MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in its support, has a cdf)
     "laplace": (D.Laplace, TD.Laplace, [LOC, SCALE], X, True),
     "cauchy": (D.Cauchy, TD.Cauchy, [LOC, SCALE], X, True),
@@ -138,7 +166,15 @@ MORE = {  # name: (minigrad's distribution, torch's, its parameters, values in i
     "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], np.exp(X), True),
     "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES + 2.0], SCALE * (1.0 + np.exp(X)), True),  # finite variance: α > 2
     "continuous_bernoulli": (D.ContinuousBernoulli, TD.ContinuousBernoulli, [CB_PROBS], RNG.uniform(0.05, 0.95, (2, 3)), True),
+    # torch's InverseGamma CDF has no derivative in the concentration: test_inverse_gamma_cdf
+    "inverse_gamma": (D.InverseGamma, TD.InverseGamma, [IG_CONC, SCALE], np.exp(X), False),
+    "kumaraswamy": (D.Kumaraswamy, TD.Kumaraswamy, [K_CONC1, K_CONC0], K_VALUES, True),
+    "fisher_snedecor": (D.FisherSnedecor, TD.FisherSnedecor, [F_DF1, F_DF2], np.exp(X), False),
+    "generalized_pareto": (D.GeneralizedPareto, _TorchGeneralizedPareto, [LOC, SCALE, GP_CONC], LOC + SCALE * GP_Z, True),
 }
+# whose second derivatives reach torch's trigamma (lgamma's, digamma's derivative), accurate to ~1e-9
+TRIGAMMA = ("chi2", "studentt", "inverse_gamma", "kumaraswamy", "fisher_snedecor")
+NO_ENTROPY = ("poisson", "negative_binomial", "fisher_snedecor")  # no closed form in PyTorch either
 
 
 def _of_all(family, statistic):
@@ -158,18 +194,18 @@ def test_more_families_as_torch(name):
     undefined moments NaN and ∞ where PyTorch's are, with gradient 0 there as in PyTorch)."""
     ours, theirs, params, values, has_cdf = MORE[name]
     n = len(params)
-    rtol = 1e-8 if name in ("chi2", "studentt") else 1e-10  # their second derivatives reach torch's trigamma
+    rtol = 1e-8 if name in TRIGAMMA else 1e-10
     _compare(lambda *t: ours(*t[:n]).log_prob(t[n]), lambda *t: theirs(*t[:n]).log_prob(t[n]), params + [values], second=True, rtol=rtol)
     if has_cdf:
         _compare(lambda *t: ours(*t[:n]).cdf(t[n]), lambda *t: theirs(*t[:n]).cdf(t[n]), params + [values], second=True)
-    if name in ("poisson", "negative_binomial"):  # no closed form, in PyTorch either
+    if name in NO_ENTROPY:
         with pytest.raises(NotImplementedError, match=f"{ours.__name__} has no entropy"):
             ours(*params).entropy()
     else:
         _compare(*(_of_all(family, "entropy") for family in (ours, theirs)), params, second=True, rtol=rtol)
     with np.errstate(invalid="ignore"):  # Cauchy's infinite variance, weighted by both signs, sums to NaN
-        for statistic in ("mean", "variance", "stddev"):
-            _compare(*(_of_all(family, statistic) for family in (ours, theirs)), params, second=True)
+        for statistic in ("mean", "variance", "stddev"):  # Kumaraswamy's moments are lgamma's
+            _compare(*(_of_all(family, statistic) for family in (ours, theirs)), params, second=True, rtol=rtol if name == "kumaraswamy" else 1e-10)
     d, t = ours(*params), theirs(*map(torch.tensor, params))
     assert (d.batch_shape, d.event_shape, d.has_rsample) == (tuple(t.batch_shape), tuple(t.event_shape), t.has_rsample)
 
@@ -190,6 +226,8 @@ QUANTILES = {  # name: (minigrad's distribution, torch's, its parameters, ones a
     "weibull": (D.Weibull, TD.Weibull, [SCALE, SHAPES], [SCALE, SHAPES]),
     "pareto": (D.Pareto, TD.Pareto, [SCALE, SHAPES], [SCALE, SHAPES]),
     "continuous_bernoulli": (D.ContinuousBernoulli, TD.ContinuousBernoulli, [CB_PROBS], [CB_PROBS]),
+    "kumaraswamy": (D.Kumaraswamy, TD.Kumaraswamy, [K_CONC1, K_CONC0], [K_CONC1, K_CONC0]),
+    "generalized_pareto": (D.GeneralizedPareto, _TorchGeneralizedPareto, [LOC, SCALE, GP_CONC], [0.0 * LOC, SCALE, GP_CONC]),
 }
 
 
@@ -243,9 +281,13 @@ def test_kl_divergence_of_more_families(name):
     if name == "pareto":  # q's scale below p's: finite (p's support inside q's); the other way round it is ∞
         others[0] = params[0] * 0.5
         assert np.isinf(D.kl_divergence(ours(*others), ours(*params)).data).all()
-    if name in ("studentt", "negative_binomial", "halfcauchy", "weibull"):  # no closed form in PyTorch either
+    # no closed form in PyTorch either (Kumaraswamy's: only between the same maps of one uniform, 0)
+    if name in ("studentt", "negative_binomial", "halfcauchy", "weibull", "kumaraswamy", "fisher_snedecor", "generalized_pareto"):
         with pytest.raises(NotImplementedError, match=f"no closed form for \\({ours.__name__}, {ours.__name__}\\)"):
             D.kl_divergence(ours(*params), ours(*others))
+        if name in ("kumaraswamy", "fisher_snedecor", "generalized_pareto"):
+            with pytest.raises(NotImplementedError):
+                TD.kl_divergence(theirs(*map(torch.tensor, params)), theirs(*map(torch.tensor, others)))
         return
     n = len(params)
     _compare(lambda *t: D.kl_divergence(ours(*t[:n]), ours(*t[n:])), lambda *t: TD.kl_divergence(theirs(*t[:n]), theirs(*t[n:])),
@@ -352,10 +394,18 @@ def _ks_distance(draws, cdf):
     return np.max(np.maximum(levels - cdf(x), cdf(x) - (levels - 1 / len(x))))
 
 
-def _student_t3_cdf(x, loc, scale):
+def _student_t3_cdf(x, df, loc, scale):
     """The CDF of Student's t with 3 degrees of freedom in closed form (torch has none)."""
+    assert df == 3.0
     t = (x - loc) / scale / np.sqrt(3.0)
     return 0.5 + (np.arctan(t) + t / (1 + t * t)) / np.pi
+
+
+def _fisher_df1_2_cdf(x, df1, df2):
+    """The CDF of F(2, df2) in closed form, 1 − (1 + 2x/df2)^(−df2/2) (torch has none): the
+    regularized incomplete beta function I_w(1, df2/2) of w = 2x/(2x + df2) is 1 − (1 − w)^(df2/2)."""
+    assert df1 == 2.0
+    return 1.0 - (1.0 + 2.0 * x / df2) ** (-df2 / 2)
 
 
 def test_seeded_draws_of_more_families_follow_their_distributions():
@@ -365,10 +415,14 @@ def test_seeded_draws_of_more_families_follow_their_distributions():
     for ours, theirs, params in [(D.Laplace, TD.Laplace, (0.5, 2.0)), (D.Cauchy, TD.Cauchy, (-1.0, 0.5)), (D.Exponential, TD.Exponential, (1.5,)), (D.Gumbel, TD.Gumbel, (0.5, 2.0)),
                                  (D.HalfNormal, TD.HalfNormal, (1.5,)), (D.HalfCauchy, TD.HalfCauchy, (0.5,)), (D.Weibull, TD.Weibull, (2.0, 0.7)),
                                  (D.Pareto, TD.Pareto, (1.0, 3.0)),
-                                 (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)), (D.StudentT, None, (3.0, 1.0, 2.0))]:
+                                 (D.LogNormal, TD.LogNormal, (0.3, 0.8)), (D.Chi2, TD.Chi2, (3.0,)),
+                                 (D.InverseGamma, TD.InverseGamma, (2.5, 1.5)), (D.Kumaraswamy, TD.Kumaraswamy, (0.7, 2.5)),
+                                 (D.GeneralizedPareto, _TorchGeneralizedPareto, (0.5, 2.0, 0.3)),
+                                 (D.GeneralizedPareto, _TorchGeneralizedPareto, (-1.0, 0.5, -0.4)),
+                                 (D.StudentT, _student_t3_cdf, (3.0, 1.0, 2.0)), (D.FisherSnedecor, _fisher_df1_2_cdf, (2.0, 5.0))]:
         draws = ours(*params).sample((40_000,)).data
-        if theirs is None:
-            cdf = lambda x: _student_t3_cdf(x, *params[1:])  # noqa: E731
+        if not isinstance(theirs, type):  # a closed form (torch has none)
+            cdf = lambda x: theirs(x, *params)  # noqa: E731
         else:
             cdf = lambda x: theirs(*map(torch.tensor, params)).cdf(torch.from_numpy(x)).numpy()  # noqa: E731
         distance = _ks_distance(draws, cdf)
@@ -572,6 +626,14 @@ UNBIASED = {  # name: (per-draw values of the parameters' rsample, their expecta
     "exponential": (lambda r: D.Exponential(r).rsample(), lambda r: 1 / r, [[0.5, 3.0]]),
     "continuous bernoulli": (lambda p: D.ContinuousBernoulli(p).rsample(), lambda p: TD.ContinuousBernoulli(p).mean, [[0.2, 0.8]]),
     "weibull": (lambda s, k: D.Weibull(s, k).rsample(), lambda s, k: s * torch.exp(torch.lgamma(1 + 1 / k)), [[0.5, 2.0], [0.7, 3.0]]),
+    "inverse gamma": (lambda a, b: D.InverseGamma(a, b).rsample(), lambda a, b: b / (a - 1), [[3.0, 4.5], [1.5, 0.5]]),
+    "kumaraswamy": (lambda a, b: D.Kumaraswamy(a, b).rsample(), lambda a, b: TD.Kumaraswamy(a, b).mean, [[0.5, 2.0], [0.7, 3.0]]),
+    # E log F = log(df2/df1) + ψ(df1/2) − ψ(df2/2): F's own mean does not depend on df1
+    "log fisher snedecor": (lambda m, n: D.FisherSnedecor(m, n).rsample().log(),
+                            lambda m, n: torch.log(n / m) + torch.digamma(m / 2) - torch.digamma(n / 2), [[1.5, 6.0], [3.0, 9.0]]),
+    "fisher snedecor": (lambda m, n: D.FisherSnedecor(m, n).rsample(), lambda m, n: n / (n - 2) + 0 * m, [[1.5, 6.0], [9.0, 12.0]]),
+    "generalized pareto": (lambda m, s, k: D.GeneralizedPareto(m, s, k).rsample(), lambda m, s, k: m + s / (1 - k),
+                           [[0.5, -1.0], [1.5, 0.7], [0.2, -0.3]]),
 }
 
 
@@ -789,6 +851,8 @@ def test_python_numbers_take_the_dtype_of_the_tensors_beside_them():
     families = [D.Normal(0.0, f32), D.Uniform(0.0, f32), D.Laplace(0.0, f32), D.Gumbel(0.0, f32), D.HalfNormal(f32), D.LogNormal(0.0, f32),
                 D.Gamma(2.0, f32), D.Beta(2.0, f32), D.StudentT(3.0, 0.0, f32), D.Weibull(f32, 2.0), D.Pareto(1.0, f32 + 2.0),
                 D.RelaxedBernoulli(0.5, probs=f32 / 3.0), D.RelaxedOneHotCategorical(0.5, probs=f32),
+                D.InverseGamma(2.0, f32), D.Kumaraswamy(2.0, f32), D.FisherSnedecor(3.0, f32 + 4.0), D.GeneralizedPareto(0.0, f32, 0.2),
+                D.OneHotCategoricalStraightThrough(probs=f32),
                 D.TransformedDistribution(D.Normal(f32 * 0.0, f32), [D.AffineTransform(1.5, -2.0), D.TanhTransform()])]
     mg.manual_seed(0)
     for d in families:
@@ -821,6 +885,10 @@ MODES = {  # name: (minigrad's distribution, torch's, its parameters)
     "bernoulli": (D.Bernoulli, TD.Bernoulli, [np.array([0.2, 0.5, 0.7])]),
     "categorical": (D.Categorical, TD.Categorical, [np.exp(LOGITS)]),
     "onehot": (D.OneHotCategorical, TD.OneHotCategorical, [np.exp(LOGITS)]),
+    "onehot_straight_through": (D.OneHotCategoricalStraightThrough, TD.OneHotCategoricalStraightThrough, [np.exp(LOGITS)]),
+    "inverse_gamma": (D.InverseGamma, TD.InverseGamma, [IG_CONC, SCALE]),
+    "fisher_snedecor": (D.FisherSnedecor, TD.FisherSnedecor, [np.array([2.5, 3.0, 8.0]), np.array([1.5, 4.0, 9.0])]),
+    "generalized_pareto": (D.GeneralizedPareto, TD.GeneralizedPareto, [LOC, SCALE, np.array([0.4, -0.3, -0.9])]),
     "mvn": (lambda m, c: D.MultivariateNormal(m, covariance_matrix=c), lambda m, c: TD.MultivariateNormal(m, covariance_matrix=c), [LOC, COV]),
     "independent": (lambda m, s: D.Independent(D.Normal(m, s), 1), lambda m, s: TD.Independent(TD.Normal(m, s), 1), [LOC, SCALE]),
 }
@@ -976,10 +1044,10 @@ def test_expand_broadcasts_each_family_as_torch(name):
     to second order, the moments and entropy, the batch and draw shapes, as torch's expand."""
     ours, theirs, params, values, _ = MORE[name]
     n, shape = len(params), (4, 1) + tuple(ours(*params).batch_shape)
-    rtol = 1e-8 if name in ("chi2", "studentt", "binomial", "negative_binomial") else 1e-10  # torch's digamma, ~1e-9
+    rtol = 1e-8 if name in TRIGAMMA + ("binomial", "negative_binomial") else 1e-10  # torch's digamma, ~1e-9
     _compare(lambda *t: ours(*t[:n]).expand(shape).log_prob(t[n]), lambda *t: theirs(*t[:n]).expand(shape).log_prob(t[n]),
              params + [values], second=True, rtol=rtol)
-    statistics = ("mean", "variance") if name in ("poisson", "negative_binomial") else ("mean", "variance", "entropy")
+    statistics = ("mean", "variance") if name in NO_ENTROPY else ("mean", "variance", "entropy")
     with np.errstate(invalid="ignore"):
         for statistic in statistics:
             _compare(*(_of_all(lambda *p, family=family: family(*p).expand(shape), statistic) for family in (ours, theirs)), params, rtol=rtol)
@@ -997,6 +1065,7 @@ def _structured(lib, dist, a, b):
         "dirichlet": dist.Dirichlet(b),
         "categorical": dist.Categorical(logits=a),
         "onehot": dist.OneHotCategorical(probs=b),
+        "onehot_straight_through": dist.OneHotCategoricalStraightThrough(logits=a),
         "multinomial": dist.Multinomial(4, logits=a),
         "independent": dist.Independent(dist.Normal(a, b), 1),
         "mixture": dist.MixtureSameFamily(dist.Categorical(logits=a), dist.Normal(a, b)),
@@ -1054,3 +1123,267 @@ def test_register_kl_gives_a_users_family_its_closed_form(monkeypatch):
     assert D.kl_divergence(p, D.Normal(1.0, 1.0)).data[0] == 0.0 and D.kl_divergence(D.Normal(1.0, 1.0), D.Normal(1.0, 1.0)).item() == 0.0
     with pytest.raises(TypeError, match="register_kl: expected a Distribution subclass, got 'Normal'"):
         D.register_kl("Normal", D.Normal)
+
+
+# --------------------------------------------------------------------------- InverseGamma, Kumaraswamy, FisherSnedecor, GeneralizedPareto
+def test_inverse_gamma_cdf_keeps_the_lower_tail():
+    """Q(α, β/y) against torch's 1 − P(α, β/y) to second order in the rate and the value where the
+    CDF is not small; against 40-digit arithmetic down to a CDF of 1e-80 (torch's, through 1 − P,
+    is 0 below ~1e-16), and in α (a derivative torch lacks) against mpmath's numerical one; bad
+    parameters and values named; no icdf, as in torch (a Gamma has none)."""
+    mpmath.mp.dps = 40
+    values = np.array([[0.5, 1.5, 3.0], [4.0, 0.8, 2.0]])
+    _compare(lambda r, v: D.InverseGamma(IG_CONC, r).cdf(v), lambda r, v: TD.InverseGamma(torch.tensor(IG_CONC), r).cdf(v),
+             [SCALE, values], second=True)
+    conc, rate, y = np.array([0.7, 3.0, 3.0, 10.0, 2.0]), np.array([0.8, 1.3, 1.3, 2.0, 1.0]), np.array([0.3, 2.5, 0.03, 0.05, 0.005])
+    want = [mpmath.gammainc(mpmath.mpf(a), mpmath.mpf(b) / mpmath.mpf(v), mpmath.inf, regularized=True) for a, b, v in zip(conc, rate, y)]
+    assert float(min(want)) < 1e-80
+    np.testing.assert_allclose(D.InverseGamma(conc, rate).cdf(y).data, np.array(want, dtype=float), rtol=1e-12)
+    alpha = mg.tensor(conc, requires_grad=True)
+    (grad,) = mg.gradients(D.InverseGamma(alpha, rate).cdf(y).sum(), [alpha])
+    want = [mpmath.diff(lambda s: mpmath.gammainc(s, mpmath.mpf(b) / mpmath.mpf(v), mpmath.inf, regularized=True), mpmath.mpf(a))
+            for a, b, v in zip(conc, rate, y)]
+    np.testing.assert_allclose(grad.data, np.array(want, dtype=float), rtol=1e-10)
+    for bad, message in [(lambda: D.InverseGamma(0.0, 1.0), r"InverseGamma: concentration must be positive, got \[0.0\]"),
+                         (lambda: D.InverseGamma(1.0, -2.0), r"InverseGamma: rate must be positive, got \[-2.0\]"),
+                         (lambda: D.InverseGamma(1.0, 1.0).cdf(-1.0), r"InverseGamma.cdf: values must be positive, got \[-1.0\]"),
+                         (lambda: D.InverseGamma(1.0, 1.0).log_prob(0.0), "InverseGamma.log_prob: values must be")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+    with pytest.raises(NotImplementedError, match="InverseGamma has no icdf"):
+        D.InverseGamma(1.0, 1.0).icdf(0.5)
+
+
+def _kumaraswamy_exact(a, b):
+    """Kumaraswamy(a, b)'s log-density, CDF and quantile in mpmath's arithmetic."""
+    a, b = mpmath.mpf(a), mpmath.mpf(b)
+    return (lambda y: mpmath.log(a * b) + (a - 1) * mpmath.log(y) + (b - 1) * mpmath.log(1 - y**a),
+            lambda y: 1 - (1 - y**a) ** b,
+            lambda p: (1 - (1 - p) ** (1 / b)) ** (1 / a))
+
+
+def test_kumaraswamy_keeps_its_digits_at_both_ends():
+    """log_prob, cdf and icdf within 1e-13 of 60-digit arithmetic from y = 1e-8 to 1 − 1e-10 and
+    p = 1e-15 to 1 − 1e-6, where torch's maps through 1 − yᵃ and 1 − u^(1/b) lose them (its CDF at
+    1e-4 is 8e-8 off, its quantile of 1e-15 3e-4); log_prob's derivatives in y, a and b against
+    mpmath's there; the density integrates to 1; bad parameters and values named."""
+    mpmath.mp.dps = 60  # the oracle's own 1 − (1 − yᵃ)ᵇ loses 20 digits at y = 1e-8
+    y = np.array([1e-8, 1e-4, 0.5, 1 - 1e-6, 1 - 1e-10])
+    p = np.array([1e-15, 1e-10, 1e-3, 0.5, 1 - 1e-6])
+    for a, b in [(2.5, 3.0), (0.6, 1.7), (4.0, 0.4)]:
+        log_pdf, cdf, quantile = _kumaraswamy_exact(a, b)
+        d = D.Kumaraswamy(a, b)
+        for got, exact, at in [(d.log_prob(y), log_pdf, y), (d.cdf(y), cdf, y), (d.icdf(p), quantile, p)]:
+            want = np.array([float(exact(mpmath.mpf(v))) for v in at])
+            np.testing.assert_allclose(got.data, want, rtol=1e-13, err_msg=f"Kumaraswamy({a}, {b})")
+        value, ta, tb = (mg.tensor(v, requires_grad=True) for v in (y, np.full(5, a), np.full(5, b)))
+        grads = mg.gradients(D.Kumaraswamy(ta, tb).log_prob(value).sum(), [value, ta, tb])
+        for i, grad in enumerate(grads):
+            def of(t, v, i=i):
+                args = [mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(v)]
+                args[(2, 0, 1)[i]] = t
+                return _kumaraswamy_exact(args[0], args[1])[0](args[2])
+            want = [mpmath.diff(lambda t, v=v: of(t, v), mpmath.mpf((v, a, b)[i])) for v in y]
+            np.testing.assert_allclose(grad.data, np.array(want, dtype=float), rtol=1e-11, err_msg=f"Kumaraswamy({a}, {b}), parameter {i}")
+    grid = np.linspace(0.0, 1.0, 200_001)
+    for a, b in [(2.5, 3.0), (3.5, 2.5), (1.0, 1.0)]:
+        np.testing.assert_allclose(np.trapezoid(D.Kumaraswamy(a, b).log_prob(grid).exp().data, grid), 1.0, rtol=1e-8)
+    for bad, message in [(lambda: D.Kumaraswamy(0.0, 1.0), r"Kumaraswamy: concentration1 must be positive, got \[0.0\]"),
+                         (lambda: D.Kumaraswamy(1.0, -1.0), r"Kumaraswamy: concentration0 must be positive, got \[-1.0\]"),
+                         (lambda: D.Kumaraswamy(2.0, 2.0).log_prob(1.5), r"Kumaraswamy.log_prob: values must lie in \[0, 1\], got \[1.5\]"),
+                         (lambda: D.Kumaraswamy(2.0, 2.0).cdf(-0.5), r"Kumaraswamy.cdf: values must lie in \[0, 1\], got \[-0.5\]")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+def test_kumaraswamy_edges_modes_and_kl():
+    """At the edges of [0, 1] a concentration of 1 gives the finite density a b (b at 0 for a = 1,
+    a at 1 for b = 1, no 0 · ∞); the mode is where torch's log-density has the derivative 0 (torch's
+    own mode is NaN for every a and b), 0 or 1 where the density's supremum is at an end, NaN
+    where there are two; the KL divergence is 0 between the same maps of one uniform, as torch's,
+    and refused for others, as torch's."""
+    assert D.Kumaraswamy(1.0, 3.0).log_prob(0.0).item() == pytest.approx(math.log(3.0), rel=1e-15)
+    assert D.Kumaraswamy(2.5, 1.0).log_prob(1.0).item() == pytest.approx(math.log(2.5), rel=1e-15)
+    x = mg.tensor(1.0, requires_grad=True)
+    (grad,) = mg.gradients(D.Kumaraswamy(2.5, 1.0).log_prob(x), [x])
+    assert grad.item() == pytest.approx(1.5)  # d/dy log(2.5 y^1.5)
+    a, b = np.array([2.0, 3.0, 5.0, 1.5]), np.array([3.0, 2.0, 1.5, 8.0])
+    mode = D.Kumaraswamy(a, b).mode.data
+    np.testing.assert_allclose(mode, ((a - 1) / (a * b - 1)) ** (1 / a), rtol=1e-15)
+    at = torch.tensor(mode, requires_grad=True)
+    (slope,) = torch.autograd.grad(TD.Kumaraswamy(torch.tensor(a), torch.tensor(b)).log_prob(at).sum(), at)
+    np.testing.assert_allclose(slope.numpy(), 0.0, atol=1e-12)
+    assert np.isnan(TD.Kumaraswamy(torch.tensor(a), torch.tensor(b)).mode.numpy()).all()
+    edges = D.Kumaraswamy(mg.tensor([0.6, 1.0, 2.0, 2.0, 0.5, 1.0]), mg.tensor([1.7, 2.0, 0.5, 1.0, 0.5, 1.0])).mode.data
+    np.testing.assert_array_equal(edges, [0.0, 0.0, 1.0, 1.0, np.nan, np.nan])
+    concentration1 = mg.tensor(a, requires_grad=True)  # a mode differentiates as its parameters do
+    (grad,) = mg.gradients(D.Kumaraswamy(concentration1, b).mode.sum(), [concentration1])
+    exact = torch.tensor(a, requires_grad=True)
+    (want,) = torch.autograd.grad((((exact - 1) / (exact * torch.tensor(b) - 1)) ** (1 / exact)).sum(), exact)
+    np.testing.assert_allclose(grad.data, want.numpy(), rtol=1e-13)
+    same = D.kl_divergence(D.Kumaraswamy(a, b), D.Kumaraswamy(a, b)).data
+    np.testing.assert_array_equal(same, TD.kl_divergence(TD.Kumaraswamy(torch.tensor(a), torch.tensor(b)),
+                                                         TD.Kumaraswamy(torch.tensor(a), torch.tensor(b))).numpy())
+    assert (same == 0).all()
+
+
+def test_fisher_snedecor_where_its_moments_are_undefined():
+    """The mean NaN for df2 ≤ 2 and the variance NaN for df2 ≤ 4, as torch's, with the gradient 0
+    there (torch's variance has the gradient NaN in df1); the mode 0 for df1 ≤ 2, where the density
+    is largest at 0 (torch's: NaN), torch's elsewhere; no entropy, as in torch; bad values named."""
+    df1, df2 = np.array([1.5, 3.0, 5.0, 8.0]), np.array([1.5, 3.0, 5.0, 9.0])
+    ours, theirs = D.FisherSnedecor(df1, df2), TD.FisherSnedecor(torch.tensor(df1), torch.tensor(df2))
+    for statistic in ("mean", "variance"):
+        np.testing.assert_allclose(getattr(ours, statistic).data, getattr(theirs, statistic).numpy(), rtol=1e-14, equal_nan=True)
+        n, m = mg.tensor(df1, requires_grad=True), mg.tensor(df2, requires_grad=True)
+        grads = mg.gradients((getattr(D.FisherSnedecor(n, m), statistic) + 0.0 * (n + m)).sum(), [n, m])
+        undefined = np.isnan(getattr(theirs, statistic).numpy())
+        assert all(np.isfinite(g.data).all() and (g.data[undefined] == 0).all() for g in grads), statistic
+    np.testing.assert_array_equal(np.isnan(ours.mean.data), [True, False, False, False])
+    np.testing.assert_array_equal(np.isnan(ours.variance.data), [True, True, False, False])
+    mode = D.FisherSnedecor(np.array([1.5, 2.0, 2.5]), 6.0).mode.data
+    assert mode[0] == mode[1] == 0.0 and np.isnan(TD.FisherSnedecor(torch.tensor([1.5, 2.0]), torch.tensor(6.0)).mode.numpy()).all()
+    np.testing.assert_allclose(mode[2], TD.FisherSnedecor(torch.tensor(2.5, dtype=torch.float64), torch.tensor(6.0, dtype=torch.float64)).mode.item(), rtol=1e-15)
+    for df in (1.5, 2.0):  # decreasing from 0
+        density = D.FisherSnedecor(df, 6.0).log_prob(np.array([1e-9, 1e-3, 0.5])).data
+        assert density[0] > density[1] > density[2]
+    with pytest.raises(NotImplementedError, match="FisherSnedecor has no entropy"):
+        ours.entropy()
+    for bad, message in [(lambda: D.FisherSnedecor(0.0, 1.0), r"FisherSnedecor: df1 must be positive, got \[0.0\]"),
+                         (lambda: D.FisherSnedecor(1.0, -1.0), r"FisherSnedecor: df2 must be positive, got \[-1.0\]"),
+                         (lambda: D.FisherSnedecor(3.0, 4.0).log_prob(0.0), r"FisherSnedecor.log_prob: values must be positive, got \[0.0\]")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+def test_fisher_snedecor_draws_follow_the_incomplete_beta_function():
+    """40,000 seeded draws of F(5, 12) and F(0.8, 3) within Kolmogorov–Smirnov distance 0.01 of the
+    CDF I_w(df1/2, df2/2), w = df1 x / (df1 x + df2), in mpmath's arithmetic (interpolated on a
+    grid of w, geometric near 0 where the CDF grows as w^(df1/2), on which the draws are read);
+    float32 degrees of freedom draw float32."""
+    mpmath.mp.dps = 15
+    grid = np.concatenate([[0.0], np.geomspace(1e-15, 1e-2, 600, endpoint=False), np.linspace(1e-2, 1.0, 1400)])
+    mg.manual_seed(14)
+    for df1, df2 in ((5.0, 12.0), (0.8, 3.0)):
+        draws = D.FisherSnedecor(df1, df2).sample((40_000,)).data
+        assert draws.shape == (40_000,) and (draws > 0).all()
+        cdf = np.array([float(mpmath.betainc(df1 / 2, df2 / 2, 0, w, regularized=True)) for w in grid])
+        distance = _ks_distance(df1 * draws / (df1 * draws + df2), lambda w: np.interp(w, grid, cdf))
+        assert distance < 0.01, f"FisherSnedecor({df1}, {df2}): Kolmogorov–Smirnov distance {distance:.4f}"
+    assert D.FisherSnedecor(mg.tensor(np.float32([3.0, 5.0])), 4.0).sample((3,)).dtype == np.float32
+
+
+def _generalized_pareto_exact(statistic):
+    """The standard (loc 0, scale 1) generalized Pareto's log-density, CDF or quantile as a function
+    of (ξ, x) in mpmath's arithmetic, the exponential's at ξ = 0 (its limit)."""
+    return {
+        "log_prob": lambda k, z: -(1 / k + 1) * mpmath.log1p(k * z) if k != 0 else -z,
+        "cdf": lambda k, z: 1 - (1 + k * z) ** (-1 / k) if k != 0 else -mpmath.expm1(-z),
+        "icdf": lambda k, p: mpmath.expm1(-k * mpmath.log1p(-p)) / k if k != 0 else -mpmath.log1p(-p),
+    }[statistic]
+
+
+def test_generalized_pareto_through_concentration_zero():
+    """log_prob, cdf and icdf with their first and second derivatives in ξ, at ξ = 0 and within
+    1e-12 to 0.05 of it on both sides, against 40-digit arithmetic: one smooth function through
+    the exponential at ξ = 0, where torch's switch to the exponential's formulas (for |ξ| ≤ 1e-8)
+    has the derivative 0 in ξ (the true one of log p is z²/2 − z); its quantile's value there as
+    torch's; log_survival_function and log_cdf as torch's to second order elsewhere; its float32
+    log_prob and cdf as torch's (whose float64 ones are an error in torch 2.13)."""
+    mpmath.mp.dps = 40
+    xi = np.array([0.0, 1e-12, -1e-12, 1e-6, -1e-6, 0.05, -0.05])[:, None]
+    at = {"log_prob": np.array([0.01, 0.5, 3.0, 15.0]), "cdf": np.array([0.01, 0.5, 3.0, 15.0]),
+          "icdf": np.array([1e-10, 0.3, 0.9, 1 - 1e-9])}
+    for statistic, values in at.items():
+        k = mg.tensor(np.broadcast_to(xi, (7, 4)).copy(), requires_grad=True)
+        got = getattr(D.GeneralizedPareto(0.0, 1.0, k), statistic)(values)
+        (first,) = mg.gradients(got.sum(), [k], create_graph=True)
+        (second,) = mg.gradients(first.sum(), [k])
+        exact = _generalized_pareto_exact(statistic)
+        for order, ours in enumerate((got, first, second)):
+            want = [[float(mpmath.diff(lambda s, v=v: exact(s, mpmath.mpf(v)), mpmath.mpf(c), order)) for v in values] for c in xi[:, 0]]
+            np.testing.assert_allclose(ours.data, np.array(want), rtol=1e-12, atol=1e-300, err_msg=f"{statistic}, derivative {order}")
+    zero = D.GeneralizedPareto(0.0, 1.0, 0.0)
+    np.testing.assert_allclose(zero.log_prob(at["log_prob"]).data, D.Exponential(1.0).log_prob(at["log_prob"]).data, rtol=1e-15)
+    for statistic in ("log_survival_function", "log_cdf"):
+        _compare(lambda *t: getattr(D.GeneralizedPareto(*t[:3]), statistic)(t[3]), lambda *t: getattr(_TorchGeneralizedPareto(*t[:3]), statistic)(t[3]),
+                 [LOC, SCALE, GP_CONC, LOC + SCALE * GP_Z], second=True)
+    standard = TD.GeneralizedPareto(*(torch.tensor(v, dtype=torch.float64) for v in (0.0, 1.0, 0.0)))
+    np.testing.assert_allclose(zero.icdf(at["icdf"]).data, standard.icdf(torch.tensor(at["icdf"])).numpy(), rtol=1e-15)
+    single = [np.float32(p) for p in (LOC, SCALE, GP_CONC)]
+    ours, theirs = D.GeneralizedPareto(*map(mg.tensor, single)), TD.GeneralizedPareto(*map(torch.tensor, single))
+    values = np.float32(LOC + SCALE * GP_Z)
+    for statistic in ("log_prob", "cdf"):
+        got = getattr(ours, statistic)(mg.tensor(values))
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.data, getattr(theirs, statistic)(torch.tensor(values)).numpy(), rtol=2e-6)
+
+
+def test_generalized_pareto_support_and_modes():
+    """The support's ends: log p(loc) = −log σ; at the upper end μ − σ/ξ for ξ < 0 the density is 0
+    for −1 < ξ < 0, 1/σ at ξ = −1 (a uniform) and ∞ below, the CDF 1 and the quantile of 1 that end
+    (∞ for ξ ≥ 0); values outside are named. The mode is μ for ξ > −1 (torch's), the upper end for
+    ξ < −1, where the density grows without bound, and NaN for the uniform. The derivative of
+    log p in ξ at ξ = −1 is log(1 − z) (torch's, which takes 1/ξ + 1 = 0 as its own case, is 1).
+    CDFs from 1e-12 within 1e-13 of 40-digit arithmetic (log_cdf too); bad scales named."""
+    mpmath.mp.dps = 40
+    xi = np.array([-0.5, -1.0, -2.0])
+    d = D.GeneralizedPareto(1.0, 2.0, xi)
+    top = 1.0 - 2.0 / xi
+    np.testing.assert_allclose(d.log_prob(np.ones(3)).data, -math.log(2.0), rtol=1e-15)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(d.log_prob(top).data, [-np.inf, -math.log(2.0), np.inf])
+    np.testing.assert_array_equal(d.cdf(top).data, [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(d.icdf(np.ones(3)).data, top, rtol=1e-15)
+    assert D.GeneralizedPareto(0.0, 1.0, mg.tensor([0.0, 0.5])).icdf(1.0).data.tolist() == [np.inf, np.inf]
+    k = mg.tensor([-1.0, 0.0], requires_grad=True)  # where torch's switches of formula give 1 and 0
+    (grad,) = mg.gradients(D.GeneralizedPareto(0.0, 1.0, k).log_prob(0.5).sum(), [k])
+    np.testing.assert_allclose(grad.data, [math.log(1.0 - 0.5), 0.5**2 / 2 - 0.5], rtol=1e-15)  # log(1 − z) and z²/2 − z
+    scale = mg.tensor(2.0, requires_grad=True)  # the uniform's density at its upper end differentiates as 1/σ's
+    (grad,) = mg.gradients(D.GeneralizedPareto(1.0, scale, -1.0).log_prob(2.0), [scale])
+    assert grad.item() == pytest.approx(-0.5)
+    np.testing.assert_allclose(D.GeneralizedPareto(1.0, 2.0, mg.tensor([0.3, -0.5, -2.0, -4.0])).mode.data, [1.0, 1.0, 2.0, 1.5], rtol=1e-15)
+    assert np.isnan(D.GeneralizedPareto(1.0, 2.0, -1.0).mode.item())
+    for k in (0.3, 0.0, -0.5):  # a small probability keeps its digits: torch's log1p(−exp(log S)) loses them
+        d, z = D.GeneralizedPareto(0.0, 2.0, k), np.array([1e-12, 1e-6, 0.5])  # at loc 0: loc + σz does not round z
+        exact = _generalized_pareto_exact("cdf")
+        want = np.array([float(exact(mpmath.mpf(k), mpmath.mpf(v))) for v in z])
+        np.testing.assert_allclose(d.cdf(2.0 * z).data, want, rtol=1e-13)
+        np.testing.assert_allclose(d.log_cdf(2.0 * z).data, np.log(want), rtol=1e-13)
+    for bad, message in [(lambda: D.GeneralizedPareto(0.0, 0.0, 0.1), r"GeneralizedPareto: scale must be positive, got \[0.0\]"),
+                         (lambda: D.GeneralizedPareto(1.0, 1.0, 0.1).log_prob(0.5), r"GeneralizedPareto.log_prob: values must lie in the support.*got \[0.5\]"),
+                         (lambda: D.GeneralizedPareto(0.0, 1.0, -0.5).cdf(2.5), r"GeneralizedPareto.cdf: values must lie in the support.*got \[2.5\]"),
+                         (lambda: D.GeneralizedPareto(0.0, 1.0, 0.1).icdf(1.5), r"GeneralizedPareto.icdf: values must be probabilities")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+@pytest.mark.parametrize("form", ["probs", "logits"])
+def test_one_hot_straight_through_is_the_draw_with_the_gradient_of_its_probabilities(form, rng):
+    """rsample is exactly sample's one-hot draw (the same seed's), and its gradient in the
+    parameters is that of probs, the straight-through estimator: as torch's rsample's for any
+    weighting of the draws (which the gradient does not depend on); log_prob, entropy and the KL
+    divergence are OneHotCategorical's, as torch's."""
+    params = np.exp(LOGITS) if form == "probs" else LOGITS
+    weights = rng.standard_normal((6,) + LOGITS.shape)
+    mg.manual_seed(5)
+    draws = D.OneHotCategoricalStraightThrough(**{form: params}).sample((6,))
+    x = mg.tensor(params, requires_grad=True)
+    mg.manual_seed(5)
+    relaxed = D.OneHotCategoricalStraightThrough(**{form: x}).rsample((6,))
+    np.testing.assert_array_equal(relaxed.data, draws.data)
+    assert ((draws.data == 0) | (draws.data == 1)).all() and (draws.data.sum(-1) == 1).all()
+    (grad,) = mg.gradients((relaxed * mg.tensor(weights)).sum(), [x])
+    t = torch.tensor(params, requires_grad=True)
+    (want,) = torch.autograd.grad((TD.OneHotCategoricalStraightThrough(**{form: t}).rsample((6,)) * torch.tensor(weights)).sum(), t)
+    np.testing.assert_allclose(grad.data, want.numpy(), rtol=1e-12, atol=1e-15)
+    onehot = np.eye(5)[CLASSES]
+    _compare(lambda p: D.OneHotCategoricalStraightThrough(**{form: p}).log_prob(onehot),
+             lambda p: TD.OneHotCategoricalStraightThrough(**{form: p}).log_prob(torch.tensor(onehot)), [params], second=True)
+    _compare(lambda p: D.OneHotCategoricalStraightThrough(**{form: p}).entropy(),
+             lambda p: TD.OneHotCategoricalStraightThrough(**{form: p}).entropy(), [params], second=True)
+    _compare(lambda a, b: D.kl_divergence(D.OneHotCategoricalStraightThrough(**{form: a}), D.OneHotCategoricalStraightThrough(**{form: b})),
+             lambda a, b: TD.kl_divergence(TD.OneHotCategoricalStraightThrough(**{form: a}), TD.OneHotCategoricalStraightThrough(**{form: b})),
+             [params, params[::-1].copy()], second=True)
+    d, t = D.OneHotCategoricalStraightThrough(**{form: params}), TD.OneHotCategoricalStraightThrough(**{form: torch.tensor(params)})
+    assert (d.batch_shape, d.event_shape, d.has_rsample) == (tuple(t.batch_shape), tuple(t.event_shape), t.has_rsample) == ((4,), (5,), True)
