@@ -595,14 +595,19 @@ class ConstraintRegistry:
 
 def _onto_interval(constraint):
     """ℝ onto (lower, upper), (lower, ∞) or (−∞, upper): a sigmoid or an exponential, then affine."""
-    lower, upper = constraint.lower, constraint.upper
+    lower, upper = (None if bound is None else _parameter(bound) for bound in (constraint.lower, constraint.upper))
     if lower is not None and upper is not None:
-        if (lower, upper) == (0, 1):
+        if _is(lower, 0) and _is(upper, 1):
             return SigmoidTransform()
         return ComposeTransform([SigmoidTransform(), AffineTransform(lower, upper - lower)])
     if upper is None:
-        return ExpTransform() if lower == 0 else ComposeTransform([ExpTransform(), AffineTransform(lower, 1.0)])
+        return ExpTransform() if _is(lower, 0) else ComposeTransform([ExpTransform(), AffineTransform(lower, 1.0)])
     return ComposeTransform([ExpTransform(), AffineTransform(upper, -1.0)])
+
+
+def _is(bound, number):
+    """Whether a bound (a number, or a tensor of them: a distribution's support) is that number."""
+    return np.size(_data(bound)) == 1 and float(np.asarray(_data(bound))) == number
 
 
 def _onto_independent(registry):

@@ -11,8 +11,9 @@ import numpy as np
 
 __all__ = [
     "Constraint", "boolean", "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-    "interval", "less_than", "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "open_interval",
-    "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "interval", "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
+    "one_hot", "open_interval", "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex",
+    "unit_interval",
 ]
 
 
@@ -46,14 +47,14 @@ class _Interval(Constraint):
 
     def __init__(self, lower=None, upper=None, lower_closed=True, upper_closed=True):
         self.lower, self.upper, self.lower_closed, self.upper_closed = lower, upper, lower_closed, upper_closed
-        low = "" if lower is None else ("[" if lower_closed else "(") + f"{lower:g}"
-        high = "" if upper is None else f"{upper:g}" + ("]" if upper_closed else ")")
+        low = "" if lower is None else ("[" if lower_closed else "(") + _bound(lower, "low")
+        high = "" if upper is None else _bound(upper, "high") + ("]" if upper_closed else ")")
         if lower is not None and upper is not None:
             self.description = f"in {low}, {high}"
         elif lower is not None:
-            self.description = ("≥ " if lower_closed else "> ") + f"{lower:g}"
+            self.description = ("≥ " if lower_closed else "> ") + _bound(lower, "its lower bound")
         else:
-            self.description = ("≤ " if upper_closed else "< ") + f"{upper:g}"
+            self.description = ("≤ " if upper_closed else "< ") + _bound(upper, "its upper bound")
 
     def check(self, value):
         ok = np.ones(np.shape(value), dtype=bool)
@@ -62,6 +63,36 @@ class _Interval(Constraint):
         if self.upper is not None:
             ok &= (value <= self.upper) if self.upper_closed else (value < self.upper)
         return ok
+
+
+def _bound(value, name):
+    """A bound as text: the number, or `name` for a tensor of them (a distribution's support
+    between its parameters: Uniform's low and high)."""
+    return f"{float(np.asarray(value)):g}" if np.size(value) == 1 else name
+
+
+class _OneHot(Constraint):
+    event_dim = 1
+    description = "one-hot vectors (a single 1, the rest 0)"
+    is_discrete = True
+
+    def check(self, value):
+        return np.all((value == 0) | (value == 1), axis=-1) & (np.sum(value, axis=-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Count vectors: entries ≥ 0 summing to at most `upper_bound` (PyTorch's weaker check: a
+    Multinomial's counts sum to exactly its total_count, which its log_prob checks)."""
+
+    event_dim = 1
+    is_discrete = True
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        self.description = f"count vectors summing to at most {_bound(upper_bound, 'total_count')}"
+
+    def check(self, value):
+        return np.all(np.asarray(value) >= 0, axis=-1) & (np.sum(value, axis=-1) <= self.upper_bound)
 
 
 class _Independent(Constraint):
@@ -173,6 +204,10 @@ def integer_interval(lower_bound, upper_bound):
     return _Integers(lower_bound, upper_bound)
 
 
+def multinomial(upper_bound):
+    return _Multinomial(upper_bound)
+
+
 def _named(constraint, description):
     constraint.description = description
     return constraint
@@ -190,3 +225,4 @@ simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+one_hot = _OneHot()

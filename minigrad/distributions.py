@@ -1,7 +1,7 @@
 """`torch.distributions` for minigrad: Normal, MultivariateNormal, LowRankMultivariateNormal,
 LogNormal, Uniform, Laplace, Cauchy, Gumbel, VonMises (angles), HalfNormal, HalfCauchy, Exponential,
 Weibull, Pareto, GeneralizedPareto, Gamma, InverseGamma, Chi2, StudentT, FisherSnedecor, Beta,
-Kumaraswamy, Dirichlet, Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Bernoulli
+Kumaraswamy, Dirichlet, LogisticNormal (proportions), Categorical, OneHotCategorical, OneHotCategoricalStraightThrough, Bernoulli
 and ContinuousBernoulli; the counts Poisson, Binomial, Multinomial, Geometric and NegativeBinomial;
 the relaxed (Gumbel-softmax) RelaxedBernoulli and RelaxedOneHotCategorical; Independent (batch
 dimensions read as an event's), MixtureSameFamily (a mixture of K of one family) and
@@ -45,7 +45,7 @@ sys.modules[__name__ + ".transforms"], sys.modules[__name__ + ".constraints"] = 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Distribution",
     "Exponential", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
-    "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogitRelaxedBernoulli", "LogNormal",
+    "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogisticNormal", "LogitRelaxedBernoulli", "LogNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
@@ -141,6 +141,12 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
+    @property
+    def support(self):
+        """The set of values it gives probability to (a `constraints` constraint, PyTorch's):
+        `biject_to(d.support)` maps unconstrained numbers into it."""
+        raise NotImplementedError(f"{type(self).__name__}.support: not given (a family of one's own defines it)")
+
     def _parameters(self):
         """{name: tensor} of what the distribution is made of (its repr shows their shapes)."""
         return {}
@@ -180,6 +186,8 @@ class Distribution:
 
 class Normal(Distribution):
     """N(loc, scale²), elementwise over the broadcast shape of loc and scale."""
+
+    support = constraints.real
 
     has_rsample = True
 
@@ -228,6 +236,10 @@ class Normal(Distribution):
 
 class Uniform(Distribution):
     """Uniform on [low, high), elementwise."""
+
+    @property
+    def support(self):
+        return constraints.interval(self.low.data, self.high.data)
 
     has_rsample = True
 
@@ -281,6 +293,8 @@ def _standard_draws(name, draw, shape, dtype):
 
 class _LocationScale(Distribution):
     """loc + scale · ε for ε of a fixed standard distribution, elementwise (Laplace, Cauchy)."""
+
+    support = constraints.real
 
     has_rsample = True
     _standard = None  # the numpy Generator method drawing ε
@@ -422,6 +436,8 @@ class VonMises(Distribution):
     variance are the circular ones, μ and 1 − I₁(κ)/I₀(κ). Draws by numpy's Best–Fisher sampler;
     no rsample, as in PyTorch."""
 
+    support = constraints.real
+
     def __init__(self, loc, concentration):
         self.loc, self.concentration = _together(loc, concentration)
         _positive("VonMises", "concentration", self.concentration)
@@ -470,6 +486,8 @@ class VonMises(Distribution):
 class Exponential(Distribution):
     """The exponential distribution of rate λ, elementwise: density λ e^(−λx) for x ≥ 0, mean 1/λ."""
 
+    support = constraints.nonnegative
+
     has_rsample = True
 
     def __init__(self, rate):
@@ -516,6 +534,8 @@ class MultivariateNormal(Distribution):
     """N(loc, Σ) over vectors of loc's last dimension, given one of `covariance_matrix`,
     `scale_tril` (L with Σ = L Lᵀ) or `precision_matrix` (Σ⁻¹): the density through the Cholesky
     factor, as PyTorch computes it."""
+
+    support = constraints.real_vector
 
     _event_dims = {"loc": 1, "scale_tril": 2}
     has_rsample = True
@@ -586,6 +606,8 @@ class LowRankMultivariateNormal(Distribution):
     capacitance matrix C = I + vᵀ v = A Aᵀ, Woodbury's identity gives the Mahalanobis distance
     |z|² − |A⁻¹ vᵀ z|² of z = D^(−½)(x − μ), and the matrix determinant lemma log det Σ =
     2 Σ log Aᵢᵢ + Σ log Dᵢ (PyTorch's computation)."""
+
+    support = constraints.real_vector
 
     _event_dims = {"loc": 1, "cov_factor": 2, "cov_diag": 1}
     has_rsample = True
@@ -706,6 +728,8 @@ class Gamma(Distribution):
     β^α x^(α−1) e^(−βx) / Γ(α) for x > 0, mean α/β. `rsample` is differentiable in both (in α by
     implicit reparameterization, first order only), and so is its `cdf`."""
 
+    support = constraints.nonnegative
+
     has_rsample = True
 
     def __init__(self, concentration, rate):
@@ -752,6 +776,8 @@ class Dirichlet(Distribution):
     """The Dirichlet distribution of concentration α over the probability vectors of α's last
     dimension (K entries, each ≥ 0, summing to 1): density Γ(Σα) / Π Γ(αᵢ) Π xᵢ^(αᵢ−1).
     `rsample` normalises Gamma(αᵢ, 1) draws, the standard construction, differentiable as `Gamma`'s."""
+
+    support = constraints.simplex
 
     _event_dims = {"concentration": 1}
     has_rsample = True
@@ -803,6 +829,8 @@ class Beta(Distribution):
     """The beta distribution of concentration1 α and concentration0 β on [0, 1], elementwise:
     density x^(α−1) (1−x)^(β−1) / B(α, β), mean α / (α + β); the Dirichlet of two categories.
     `rsample` is X / (X + Y) for X ~ Gamma(α, 1), Y ~ Gamma(β, 1), differentiable as `Gamma`'s."""
+
+    support = constraints.unit_interval
 
     has_rsample = True
 
@@ -868,6 +896,8 @@ class StudentT(Distribution):
     variance ∞ for 1 < df ≤ 2 and NaN for df ≤ 1, as in PyTorch. `rsample` is differentiable in all
     three (in df through the χ² draw's Gamma: first order only)."""
 
+    support = constraints.real
+
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0):
@@ -927,6 +957,8 @@ class FisherSnedecor(Distribution):
     density's supremum at 0 (PyTorch's: NaN), as Gamma's and Weibull's. `rsample` is a ratio of
     Gamma draws (PyTorch's), differentiable in both by implicit reparameterization (first order
     only). No entropy, as in PyTorch."""
+
+    support = constraints.positive
 
     has_rsample = True
 
@@ -1012,6 +1044,10 @@ class Categorical(Distribution):
     """A distribution over the classes 0 … C−1 of the last dimension, from `probs` (normalised to
     sum to 1, as PyTorch does) or `logits` (unnormalised log-probabilities)."""
 
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self.probs.shape[-1] - 1)
+
     _event_dims = {"probs": 1, "logits": 1}
 
     def __init__(self, probs=None, logits=None):
@@ -1086,6 +1122,8 @@ class OneHotCategorical(_BernoulliMarginals):
     """`Categorical` with its classes as one-hot vectors of the last dimension: draws are float
     vectors holding a single 1, and `log_prob` takes them (PyTorch's `OneHotCategorical`)."""
 
+    support = constraints.one_hot
+
     _event_dims = Categorical._event_dims
 
     def __init__(self, probs=None, logits=None):
@@ -1127,6 +1165,8 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
 class Bernoulli(_BernoulliMarginals):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0, elementwise."""
 
+    support = constraints.boolean
+
     def __init__(self, probs=None, logits=None):
         if (probs is None) == (logits is None):
             raise ValueError("Bernoulli: give exactly one of probs and logits")
@@ -1164,6 +1204,8 @@ class Bernoulli(_BernoulliMarginals):
 class Poisson(Distribution):
     """Counts 0, 1, 2, ... of mean `rate` λ, elementwise: P(k) = λᵏ e^(−λ) / k!. Draws are float
     counts in the rate's dtype, as PyTorch's; `sample` only (counts have no pathwise gradient)."""
+
+    support = constraints.nonnegative_integer
 
     def __init__(self, rate):
         self.rate = _tensor(rate)
@@ -1210,6 +1252,10 @@ class Binomial(Distribution):
     """The number of successes in `total_count` independent trials that each succeed with
     probability `probs` (or sigmoid(`logits`)), elementwise: P(k) = C(n, k) pᵏ (1 − p)ⁿ⁻ᵏ. Draws
     are float counts, as PyTorch's; `sample` only."""
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self.total_count.data)
 
     def __init__(self, total_count=1, probs=None, logits=None):
         coin = Bernoulli(probs=probs, logits=logits)
@@ -1261,6 +1307,8 @@ class ContinuousBernoulli(Distribution):
     C(p) pˣ (1 − p)¹⁻ˣ, the likelihood of a VAE's grey-level pixels that the Bernoulli's is not (it
     does not integrate to 1 over [0, 1]). Near p = 1/2, where C's formula is 0/0, its statistics
     are Taylor series, in the same window as PyTorch's (`lims`); `rsample` through `icdf`."""
+
+    support = constraints.unit_interval
 
     has_rsample = True
 
@@ -1343,6 +1391,10 @@ class Multinomial(Distribution):
     `logits`): P(x) = n! / Πₖ xₖ! · Πₖ pₖ^xₖ over count vectors x summing to n. One total count for
     the whole batch, as in PyTorch; `sample` only."""
 
+    @property
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
     _event_dims = Categorical._event_dims
 
     def __init__(self, total_count=1, probs=None, logits=None):
@@ -1388,6 +1440,8 @@ class Geometric(Distribution):
     """The number of failures before the first success of trials that succeed with probability
     `probs` (or sigmoid(`logits`)), elementwise: P(k) = (1 − p)ᵏ p for k = 0, 1, 2, ...; `sample` only."""
 
+    support = constraints.nonnegative_integer
+
     def __init__(self, probs=None, logits=None):
         coin = Bernoulli(probs=probs, logits=logits)
         _check("Geometric", "probs must lie in (0, 1]", coin.probs.data > 0, coin.probs.data)
@@ -1426,6 +1480,8 @@ class NegativeBinomial(Distribution):
     """The number of successes before `total_count` failures of trials that succeed with probability
     `probs` (or sigmoid(`logits`)), elementwise (total_count may be any real ≥ 0: a Gamma-Poisson
     mixture, over-dispersed counts): P(k) = Γ(r + k) / (Γ(r) k!) pᵏ (1 − p)ʳ; `sample` only."""
+
+    support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None):
         coin = Bernoulli(probs=probs, logits=logits)
@@ -1470,6 +1526,10 @@ class Independent(Distribution):
     """`base_distribution` with its last `reinterpreted_batch_ndims` batch dimensions read as the
     event's: `log_prob` and `entropy` sum over them. A VAE's diagonal Gaussian over vectors is
     `Independent(Normal(mu, sigma), 1)`, one log-density per vector."""
+
+    @property
+    def support(self):
+        return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims):
         n, batch = int(reinterpreted_batch_ndims), tuple(base_distribution.batch_shape)
@@ -1519,6 +1579,15 @@ class TransformedDistribution(Distribution):
     for monotone transforms. A transform acting on events of more dimensions than the base's reads
     the base's last batch dimensions as its event's (as `Independent`)."""
 
+    @property
+    def support(self):
+        """The last map's codomain, on events of this distribution's dimensions (PyTorch's)."""
+        if not self.transforms:
+            return self.base_dist.support
+        codomain = self.transforms[-1].codomain
+        extra = len(self.event_shape) - codomain.event_dim
+        return constraints.independent(codomain, extra) if extra > 0 else codomain
+
     def __init__(self, base_distribution, transforms):
         self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
         for transform in self.transforms:
@@ -1533,7 +1602,7 @@ class TransformedDistribution(Distribution):
         self.base_dist = Independent(base_distribution, extra) if extra else base_distribution
         for transform in self.transforms:  # a map may change the event's shape (stick-breaking, a reshape) ...
             moved = transform.forward_shape(shape)
-            if _broadcasts_to(shape, moved) and moved != shape:  # ... but not give entries no draw of their own
+            if transform.inverse_shape(moved) != shape:  # ... but not broadcast it, giving entries no draw of their own
                 raise ShapeError(f"{type(self).__name__}: the parameters of {transform!r} broadcast the shape {shape} to "
                                  f"{moved}; give the base distribution that shape (its parameters broadcast to it), so "
                                  "that each entry gets its own draw")
@@ -1601,6 +1670,8 @@ class LogNormal(TransformedDistribution):
     """exp(X) for X ~ N(loc, scale²), elementwise (PyTorch's `LogNormal(loc, scale)`: the parameters
     are the normal's): a normal under `ExpTransform`, density N(log x; loc, scale²) / x for x > 0."""
 
+    support = constraints.positive
+
     def __init__(self, loc, scale):
         super().__init__(Normal(loc, scale), ExpTransform())
         self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
@@ -1625,9 +1696,30 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
+class LogisticNormal(TransformedDistribution):
+    """Vectors on the probability simplex (proportions: compositional data, topic mixtures): the
+    stick-breaking map of N(loc, scale²) over vectors of K − 1 entries onto vectors of K that sum to
+    1 (Aitchison's logistic normal, PyTorch's). Its log-density is the change of variables; it has
+    no mean or entropy in closed form (nor in PyTorch)."""
+
+    support = constraints.simplex
+
+    _event_dims = {"loc": 1, "scale": 1}
+
+    def __init__(self, loc, scale):
+        base = Normal(loc, scale)
+        super().__init__(base.expand((1,)) if not base.batch_shape else base, StickBreakingTransform())
+        self.loc, self.scale = self.base_dist.base_dist.loc, self.base_dist.base_dist.scale
+
+    def _parameters(self):
+        return {"loc": self.loc, "scale": self.scale}
+
+
 class _HalfLocationScale(Distribution):
     """|X| for X of a location-scale family centred at 0 (`_base`, with `scale`): the density
     doubled on x ≥ 0, the entropy less log 2; `rsample` is |X|'s."""
+
+    support = constraints.nonnegative
 
     has_rsample = True
     _base = None
@@ -1701,6 +1793,8 @@ class Weibull(TransformedDistribution):
     """The Weibull distribution of scale λ and concentration k, elementwise: λ E^(1/k) for
     E ~ Exp(1) (PyTorch's construction), CDF 1 − e^(−(x/λ)ᵏ); lifetimes, wind speeds."""
 
+    support = constraints.positive
+
     def __init__(self, scale, concentration):
         scale, concentration = _together(scale, concentration)
         self.scale, self.concentration = _positive("Weibull", "scale", scale), _positive("Weibull", "concentration", concentration)
@@ -1736,6 +1830,10 @@ class Pareto(TransformedDistribution):
     """The Pareto distribution of scale xₘ and shape α, elementwise: xₘ e^E for E ~ Exp(α), density
     α xₘ^α / x^(α+1) for x ≥ xₘ (a power law: incomes, city sizes). Mean ∞ for α ≤ 1, variance
     ∞ for α ≤ 2, as in PyTorch."""
+
+    @property
+    def support(self):
+        return constraints.greater_than_eq(self.scale.data)
 
     def __init__(self, scale, alpha):
         scale, alpha = _together(scale, alpha)
@@ -1775,6 +1873,8 @@ class InverseGamma(TransformedDistribution):
     β^α y^(−α−1) e^(−β/y) / Γ(α) for y > 0: the conjugate prior of a normal's variance. Mean ∞ for
     α ≤ 1 and variance ∞ for α ≤ 2, as in PyTorch. `rsample` is 1/X of Gamma's, differentiable in
     both parameters (in α to first order, as Gamma's)."""
+
+    support = constraints.positive
 
     def __init__(self, concentration, rate):
         concentration, rate = _together(concentration, rate)
@@ -1848,6 +1948,8 @@ class Kumaraswamy(TransformedDistribution):
     PyTorch's moments b B(1 + n/a, b), the variance m₂ − m₁², which cancels where the distribution
     is narrow (1e-9 relative at a = b = 200), as PyTorch's. PyTorch's `mode` is NaN for every a and
     b; here it is the density's peak."""
+
+    support = constraints.unit_interval
 
     def __init__(self, concentration1, concentration0):
         concentration1, concentration0 = _together(concentration1, concentration0)
@@ -1969,6 +2071,13 @@ class GeneralizedPareto(Distribution):
     ξ ≥ 1 and variance NaN for ξ ≥ 1/2, as in PyTorch. (PyTorch 2.13's log_prob and cdf are an
     error for float64 parameters: it compares ξ with a float32 0.)"""
 
+    @property
+    def support(self):
+        """[μ, ∞) for ξ ≥ 0, [μ, μ − σ/ξ] for ξ < 0."""
+        loc, scale, concentration = (np.broadcast_to(p.data, self.batch_shape) for p in (self.loc, self.scale, self.concentration))
+        with np.errstate(divide="ignore"):
+            return constraints.interval(loc, np.where(concentration < 0, loc - scale / concentration, np.inf))
+
     has_rsample = True
 
     def __init__(self, loc, scale, concentration):
@@ -2079,6 +2188,8 @@ class LogitRelaxedBernoulli(Distribution):
     Poole's Gumbel-softmax): (logit u + logits) / temperature for a uniform u, a differentiable
     stand-in for a coin flip that tends to one as the temperature tends to 0."""
 
+    support = constraints.real
+
     _event_dims = {"temperature": None}
     has_rsample = True
 
@@ -2119,12 +2230,16 @@ class RelaxedBernoulli(_Relaxed):
     """A relaxed coin flip in (0, 1): sigmoid of a `LogitRelaxedBernoulli` draw. `rsample` is
     differentiable in the probabilities (Gumbel-softmax training of discrete latent variables)."""
 
+    support = constraints.unit_interval
+
     _base, _transform = LogitRelaxedBernoulli, SigmoidTransform
 
 
 class ExpRelaxedCategorical(Distribution):
     """The log of a relaxed one-hot draw (the Concrete distribution of Maddison, Mnih and Teh): the
     log-softmax of (logits + Gumbel noise) / temperature over the last dimension's classes."""
+
+    support = constraints.real_vector
 
     _event_dims = {"probs": 1, "logits": 1, "temperature": None}
     has_rsample = True
@@ -2156,6 +2271,8 @@ class RelaxedOneHotCategorical(_Relaxed):
     Gumbel-softmax (exp of an `ExpRelaxedCategorical` draw). `rsample` is differentiable in the
     class probabilities; as the temperature tends to 0 the draws tend to one-hot vectors."""
 
+    support = constraints.simplex
+
     _base, _transform = ExpRelaxedCategorical, ExpTransform
 
 
@@ -2166,6 +2283,10 @@ class MixtureSameFamily(Distribution):
     `MixtureSameFamily(Categorical(logits=w), Normal(means, scales))`, a mixture density network's
     output `MixtureSameFamily(Categorical(logits=w), Independent(Normal(mu, sigma), 1))`.
     log p(x) = logsumexp_k (log π_k + log p_k(x)); `sample` only, as in PyTorch."""
+
+    @property
+    def support(self):
+        return self.component_distribution.support
 
     def __init__(self, mixture_distribution, component_distribution):
         if not isinstance(mixture_distribution, Categorical):
@@ -2296,8 +2417,9 @@ def _kl_cauchy_cauchy(p, q):
     return (sum_of_scales * sum_of_scales + distance * distance).log() - (4.0 * p.scale * q.scale).log()
 
 
-def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
+def _kl_folded(p, q):
+    """KL(|X| ‖ |Y|) = KL(X ‖ Y) for X, Y symmetric about 0: each density doubles on x ≥ 0."""
+    return kl_divergence(p.base_dist, q.base_dist)
 
 
 def _kl_pareto_pareto(p, q):
@@ -2376,7 +2498,8 @@ _KL = {  # Chi2 is a Gamma: a pair's rule is found along the two classes' method
     (Gumbel, Gumbel): _kl_gumbel_gumbel,
     (ContinuousBernoulli, ContinuousBernoulli): _kl_continuous_bernoulli_continuous_bernoulli,
     (Cauchy, Cauchy): _kl_cauchy_cauchy,
-    (HalfNormal, HalfNormal): _kl_halfnormal_halfnormal,
+    (HalfNormal, HalfNormal): _kl_folded,
+    (HalfCauchy, HalfCauchy): _kl_folded,  # PyTorch's too, through its transformed pair
     (Pareto, Pareto): _kl_pareto_pareto,
     (TransformedDistribution, TransformedDistribution): _kl_transformed_transformed,
     (Poisson, Poisson): _kl_poisson_poisson,

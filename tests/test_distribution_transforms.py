@@ -419,3 +419,27 @@ def test_more_constraints_check_as_torch():
         want = [theirs.check(torch.tensor(m)).item() for m in values] if name == "positive_definite" else theirs.check(torch.tensor(values)).numpy()
         np.testing.assert_array_equal(ours.check(values), want, err_msg=name)
         assert (ours.event_dim, ours.is_discrete) == (theirs.event_dim, theirs.is_discrete), name
+
+
+def test_logistic_normal_as_torch():
+    """LogisticNormal (stick-breaking of a Gaussian): the log-density of torch's draws to second
+    order, shapes with a batch and without, draws on the simplex, expand, and its KL divergence
+    (the Gaussians', through the same map) as torch's."""
+    rng = np.random.default_rng(10)
+    loc, scale = rng.standard_normal((2, 3)), rng.uniform(0.5, 2.0, (2, 3))
+    torch.manual_seed(0)
+    values = TD.LogisticNormal(torch.tensor(loc), torch.tensor(scale)).sample((4,))
+    _compare(lambda m, s: D.LogisticNormal(m, s).log_prob(values.numpy()), lambda m, s: TD.LogisticNormal(m, s).log_prob(values),
+             [loc, scale], second=True)
+    for ours, theirs in ((D.LogisticNormal(loc, scale), TD.LogisticNormal(torch.tensor(loc), torch.tensor(scale))),
+                         (D.LogisticNormal(0.0, 1.0), TD.LogisticNormal(torch.tensor(0.0), torch.tensor(1.0)))):
+        assert (ours.batch_shape, ours.event_shape) == (tuple(theirs.batch_shape), tuple(theirs.event_shape))
+    d = D.LogisticNormal(mg.tensor(loc), mg.tensor(scale))
+    mg.manual_seed(1)
+    draws = d.sample((5,))
+    assert draws.shape == (5, 2, 4) and D.constraints.simplex.check(draws.data).all()
+    expanded = d.expand((3, 2))
+    assert expanded.batch_shape == (3, 2) and expanded.log_prob(values.numpy()[:, None]).shape == (4, 3, 2)
+    other = D.LogisticNormal(mg.tensor(loc[::-1].copy()), mg.tensor(scale + 0.5))
+    their_other = TD.LogisticNormal(torch.tensor(loc[::-1].copy()), torch.tensor(scale + 0.5))
+    np.testing.assert_allclose(D.kl_divergence(d, other).data, TD.kl_divergence(TD.LogisticNormal(torch.tensor(loc), torch.tensor(scale)), their_other).numpy(), rtol=1e-12)
