@@ -29,7 +29,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import FLOW_IMPORTS, GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import BAYES_IMPORTS, FLOW_IMPORTS, GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -273,15 +273,15 @@ def makemore_batchnorm(torch):
 
 
 @contextlib.contextmanager
-def _fixed_draws(normal, eps):
-    """`normal.rsample` (a Normal class) returning loc + scale · eps while inside: the same draws
+def _fixed_draws(family, rsample):
+    """`family.rsample` (a distribution class's) replaced by `rsample` while inside: the same draws
     in both libraries, so that the two steps report the same losses (and neither times its RNG)."""
-    saved = normal.rsample
-    normal.rsample = lambda self, sample_shape=(): self.loc + self.scale * eps
+    saved = family.rsample
+    family.rsample = rsample
     try:
         yield
     finally:
-        normal.rsample = saved
+        family.rsample = saved
 
 
 def vae_digits(torch, batch_size=64, lr=3e-3):
@@ -299,7 +299,7 @@ def vae_digits(torch, batch_size=64, lr=3e-3):
     draws, torch_draws = mg.tensor(eps), torch.from_numpy(eps)
 
     def step(vae, optimizer, x, normal, draws):
-        with _fixed_draws(normal, draws):
+        with _fixed_draws(normal, lambda self, sample_shape=(): self.loc + self.scale * draws):
             optimizer.zero_grad()
             loss = -vae.elbo(x)
             loss.backward()
@@ -335,9 +335,40 @@ def flow_moons(torch, batch_size=256, lr=0.01):
     return (lambda: step(model, optimizer, x), lambda: step(module, torch_optimizer, tx)), sum(p.size for p in model.parameters()), what
 
 
+def bayesian_regression(torch, draws=32, lr=0.02):
+    """One step of the variational-inference example's training (a LowRankMultivariateNormal
+    posterior's draws, the Gaussian likelihood of 30 points, the KL divergence to the prior,
+    transform_to, Adam), against the same file run with torch, with the same draws on both sides."""
+    ex, theirs = _example("bayesian_regression"), _in_torch("bayesian_regression", BAYES_IMPORTS)
+    x, y = ex.data()
+    tx, ty = torch.from_numpy(x.data), torch.from_numpy(y.data)
+    mg.manual_seed(0)
+    model = ex.Posterior()
+    module = _torch_twin(model, theirs["Posterior"]())
+    optimizer, torch_optimizer = optim.Adam(model.parameters(), lr=lr), torch.optim.Adam(module.parameters(), lr=lr)
+    eps, eta = np.random.default_rng(0).standard_normal((2, draws, model.loc.shape[0]))
+
+    def step(posterior, optimizer, phi, y, family, as_tensor):
+        e, h = as_tensor(eps), as_tensor(eta)
+        with _fixed_draws(family, lambda self, sample_shape=(): (
+                self.loc + (self.cov_factor @ e.unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * h)):
+            optimizer.zero_grad()
+            loss = -posterior.elbo(phi, y, draws)
+            loss.backward()
+            optimizer.step()
+        return loss.item()
+
+    phi, tphi = ex.features(x), theirs["features"](tx)
+    what = f"VI of 4 weights, {draws} draws of a LowRankMultivariateNormal, 30 points, KL to the prior, Adam"
+    return ((lambda: step(model, optimizer, phi, y, mg.distributions.LowRankMultivariateNormal, mg.tensor),
+             lambda: step(module, torch_optimizer, tphi, ty, torch.distributions.LowRankMultivariateNormal, torch.from_numpy)),
+            sum(p.size for p in model.parameters()), what)
+
+
 EXAMPLES = {"mlp_digits": mlp_digits, "cnn_digits": cnn_digits, "char_mlp": char_mlp, "char_lstm": char_lstm, "manual_sgd": manual_sgd,
             "polynomial_fit": polynomial_fit, "gpt": gpt, "makemore_batchnorm": makemore_batchnorm,
-            "gaussian_process": gaussian_process, "vae_digits": vae_digits, "flow_moons": flow_moons}
+            "gaussian_process": gaussian_process, "vae_digits": vae_digits, "flow_moons": flow_moons,
+            "bayesian_regression": bayesian_regression}
 
 
 def _calls_per_run(step, seconds):
