@@ -55,8 +55,7 @@ def test_categorical_with_an_impossible_class():
 
 
 @pytest.mark.parametrize("form", ["probs", "logits"])
-def test_bernoulli(form):
-    rng = np.random.default_rng(101)  # its own draws, whatever order the workers run tests in
+def test_bernoulli(form, rng):
     params = rng.uniform(0.1, 0.9, 5) if form == "probs" else rng.standard_normal(5)
     value = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
     _compare(lambda p: D.Bernoulli(**{form: p}).log_prob(value), lambda p: TD.Bernoulli(**{form: p}).log_prob(torch.tensor(value)), [params], second=True)
@@ -68,16 +67,14 @@ def test_bernoulli_logits_do_not_overflow():
 
 
 @pytest.mark.parametrize("form", ["covariance_matrix", "scale_tril", "precision_matrix"])
-def test_multivariate_normal(form):
-    rng = np.random.default_rng(102)  # its own draws, whatever order the workers run tests in
+def test_multivariate_normal(form, rng):
     matrix = {"covariance_matrix": COV, "scale_tril": np.linalg.cholesky(COV), "precision_matrix": np.linalg.inv(COV)}[form]
     value = rng.standard_normal((4, 3))
     _compare(lambda m, c: D.MultivariateNormal(m, **{form: c}).log_prob(value), lambda m, c: TD.MultivariateNormal(m, **{form: c}).log_prob(torch.tensor(value)), [LOC, matrix], second=True)
     _compare(lambda c: D.MultivariateNormal(mg.tensor(LOC), **{form: c}).entropy(), lambda c: TD.MultivariateNormal(torch.tensor(LOC), **{form: c}).entropy(), [matrix])
 
 
-def test_a_batch_of_multivariate_normals():
-    rng = np.random.default_rng(103)  # its own draws, whatever order the workers run tests in
+def test_a_batch_of_multivariate_normals(rng):
     locs, factors = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 3))
 
     def make(lib, dist):
@@ -109,8 +106,7 @@ def test_uniform():
     ],
     ids=["normal", "categorical", "bernoulli", "multivariate-normal", "uniform"],
 )
-def test_kl_divergence(pair):
-    rng = np.random.default_rng(104)  # its own draws, whatever order the workers run tests in
+def test_kl_divergence(pair, rng):
     a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
     _compare(lambda x, y: D.kl_divergence(*pair(mg, D, x, y)), lambda x, y: TD.kl_divergence(*pair(torch, TD, x, y)), [a, b], second=True)
 
@@ -294,10 +290,9 @@ def test_kl_divergence_of_more_families(name):
              params + others, second=True, rtol=GAMMA_RTOL)
 
 
-def test_independent_reads_batch_dimensions_as_an_event():
+def test_independent_reads_batch_dimensions_as_an_event(rng):
     """A VAE's diagonal Gaussian, `Independent(Normal(mu, sigma), 1)`: one log-density per vector,
     its entropy and KL summed over the vector, as torch's Independent."""
-    rng = np.random.default_rng(105)  # its own draws, whatever order the workers run tests in
     mu, sigma, value = rng.standard_normal((4, 3)), rng.uniform(0.5, 2.0, (4, 3)), rng.standard_normal((4, 3))
     _compare(lambda m, s, v: D.Independent(D.Normal(m, s), 1).log_prob(v), lambda m, s, v: TD.Independent(TD.Normal(m, s), 1).log_prob(v),
              [mu, sigma, value], second=True)
