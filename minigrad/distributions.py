@@ -1922,12 +1922,6 @@ class InverseGamma(TransformedDistribution):
         return (a + self.rate.log() + lgamma(a) - (1.0 + a) * digamma(a)).broadcast_to(self.batch_shape)
 
 
-def _one_minus_exp(t):
-    """1 − eᵗ for t ≤ 0: −expm1 t near 0, 1 − eᵗ below −log 2, where expm1's derivative (1 + expm1 t,
-    as PyTorch's too) would lose the digits of a small eᵗ."""
-    return _by_tail(t, t.data > -math.log(2.0), lambda t: -t.expm1(), lambda t: 1.0 - t.exp(), -1.0)
-
-
 def _log1mexp(t):
     """log(1 − eᵗ) for t ≤ 0: log(−expm1 t) near 0 and log1p(−eᵗ) below −log 2, each where the
     other loses digits (Mächler, 2012)."""
@@ -1943,7 +1937,7 @@ class Kumaraswamy(TransformedDistribution):
     Through those maps, 1 − yᵃ and 1 − (1 − yᵃ)ᵇ cancel near 1 and near 0 (for a = 2.5, b = 3,
     PyTorch's CDF at y = 1e-4 is 8e-8 off and 0 at 1e-8, its quantile of 1e-15 3e-4 off), and so
     does 1 − u^(1/b) in its draws; here log(1 − yᵃ) = log(1 − e^(a log y)) is taken by its tail
-    (`_log1mexp`), the CDF is 1 − e^(b log(1 − yᵃ)) (`_one_minus_exp`), and the quantile and the
+    (`_log1mexp`), the CDF is −expm1(b log(1 − yᵃ)), and the quantile and the
     draws are (1 − e^(log1p(−p)/b))^(1/a), digits kept at both ends. The mean and variance are
     PyTorch's moments b B(1 + n/a, b), the variance m₂ − m₁², which cancels where the distribution
     is narrow (1e-9 relative at a = b = 200), as PyTorch's. PyTorch's `mode` is NaN for every a and
@@ -2005,13 +1999,13 @@ class Kumaraswamy(TransformedDistribution):
         value = _tensor(value)
         _check("Kumaraswamy.cdf", "values must lie in [0, 1]", (value.data >= 0) & (value.data <= 1), value.data)
         with np.errstate(divide="ignore"):
-            return _one_minus_exp(self.concentration0 * _log1mexp(self.concentration1 * value.log()))
+            return -(self.concentration0 * _log1mexp(self.concentration1 * value.log())).expm1()
 
     def icdf(self, value):
         """(1 − (1 − p)^(1/b))^(1/a), as (1 − e^(log1p(−p)/b))^(1/a): a small p keeps its digits."""
         p = _probabilities("Kumaraswamy.icdf", value)
         with np.errstate(divide="ignore"):
-            return _one_minus_exp((-p).log1p() / self.concentration0) ** (1.0 / self.concentration1)
+            return (-((-p).log1p() / self.concentration0).expm1()) ** (1.0 / self.concentration1)
 
     def rsample(self, sample_shape=()):
         """The quantile of uniforms in [ε, 1 − ε] (as PyTorch's clamp_probs: no draw on an edge,
@@ -2066,7 +2060,7 @@ class GeneralizedPareto(Distribution):
     loses digits in its derivatives near that window (its second derivative in ξ at ξ = 1e-7 is
     8 % off). Here every formula is written with log1p(t)/t and expm1(t)/t of t = ξz, power series
     near t = 0: one smooth function of ξ through 0, exact there to every order. Its CDF is
-    1 − e^(log S) (`_one_minus_exp`; PyTorch's log1p(−exp(log S)) loses the digits of a small
+    −expm1(log S) (PyTorch's log1p(−exp(log S)) loses the digits of a small
     probability) and `rsample` the quantile of uniforms, differentiable in all three. Mean NaN for
     ξ ≥ 1 and variance NaN for ξ ≥ 1/2, as in PyTorch. (PyTorch 2.13's log_prob and cdf are an
     error for float64 parameters: it compares ξ with a float32 0.)"""
@@ -2121,7 +2115,7 @@ class GeneralizedPareto(Distribution):
         return _log1mexp(self._log_survival(self._z("log_cdf", value)))
 
     def cdf(self, value):
-        return _one_minus_exp(self._log_survival(self._z("cdf", value)))
+        return -self._log_survival(self._z("cdf", value)).expm1()
 
     def icdf(self, value):
         """μ + σ z for z = −L expm1(s)/s, L = log1p(−p), s = −ξL (PyTorch's σ/ξ · expm1(−ξL), and

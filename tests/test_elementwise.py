@@ -36,6 +36,9 @@ def test_elementwise_functions_are_accurate_where_compositions_are_not():
     assert mg.log1p(mg.tensor(1e-20)).item() == 1e-20 and mg.log(1.0 + mg.tensor(1e-20)).item() == 0.0
     np.testing.assert_allclose(mg.erfc(mg.tensor([10.0, 26.0])).data, [math.erfc(10.0), math.erfc(26.0)], rtol=1e-14)
     assert mg.hypot(mg.tensor(3e200), mg.tensor(4e200)).item() == pytest.approx(5e200)
+    x = mg.tensor([-40.0, -745.0, 1e-20], requires_grad=True)  # expm1′ = eˣ, which 1 + expm1(x) rounds to 0 (torch's)
+    (grad,) = mg.gradients(x.expm1().sum(), [x])
+    np.testing.assert_allclose(grad.data, np.exp(x.data), rtol=1e-15)
 
 
 def test_numpy_spellings_and_methods():
