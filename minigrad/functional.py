@@ -437,6 +437,34 @@ def minimum(x, y):
     """Elementwise minimum (broadcasting); the gradient goes to the smaller operand, half each at ties."""
     return ops.minimum(*_operands(x, y))
 
+def _promoted(x, y):
+    """x and y (either a number) as the operands of a binary function, promoted as PyTorch does:
+    a Python number takes the tensor's dtype where it fits, and an integer tensor meeting a float
+    one takes its dtype (numpy would make int64 with float32 float64)."""
+    x, y = _operands(x, y)
+    return x._pair(y)
+
+
+def remainder(input, other):  # noqa: A002  (PyTorch's names)
+    """input − ⌊input / other⌋ · other, with other's sign (Python's %, `torch.remainder`), exact;
+    either may be a number. Integers give integers, and raise ZeroDivisionError for a zero divisor
+    as in PyTorch (floats give NaN there). The gradient is 1 in input, −⌊input / other⌋ in other."""
+    return ops.remainder(*_promoted(input, other))
+
+
+def fmod(input, other):  # noqa: A002  (PyTorch's names)
+    """input − trunc(input / other) · other, with input's sign (C's fmod, `torch.fmod`), exact.
+    Integers as in `remainder`; the gradient is 1 in input, −trunc(input / other) in other."""
+    return ops.fmod(*_promoted(input, other))
+
+
+def floor_divide(input, other):  # noqa: A002  (PyTorch's names)
+    """⌊input / other⌋ of the exact quotient (`torch.floor_divide`, which rounds toward −∞ since
+    PyTorch 1.13; 1.0 // 0.1 is 9, where floor(1.0 / 0.1) is 10). Integers give integers (a zero
+    divisor raises ZeroDivisionError). A step, so its gradient is zeros; PyTorch has none."""
+    return ops.floor_divide(*_promoted(input, other))
+
+
 
 def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
