@@ -41,6 +41,7 @@ from .einsum import einsum
 from .errors import DtypeError, GraphError, LinAlgError, MinigradError, ShapeError
 from .functional import (
     abs,
+    absolute,
     acos,
     acosh,
     addcdiv,
@@ -128,6 +129,7 @@ from .functional import (
     i1e,
     index_select,
     inner,
+    is_floating_point,
     isclose,
     isfinite,
     isinf,
@@ -169,6 +171,7 @@ from .functional import (
     nansum,
     narrow,
     ndtri,
+    negative,
     nonzero,
     norm,
     outer,

@@ -659,6 +659,7 @@ erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh,
 )
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 lgamma, i0 = _method("lgamma"), _method("i0")
+negative, absolute, is_floating_point = _method("negative"), abs, _method("is_floating_point")
 
 
 def deg2rad(input):  # noqa: A002  (PyTorch's names)
