@@ -395,6 +395,15 @@ class Tensor:
             return _ops.stop_gradient(self)
         return Tensor._result(self.data, None)
 
+    def detach_(self):
+        """Cut this tensor from the graph in place (PyTorch's `detach_`): it becomes a leaf that
+        requires no grad, and returns itself. Unlike PyTorch, where operations already recorded on
+        it keep their path to the graph, minigrad's walk back from them now stops here."""
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, "detach_() (an in-place change)", "Write x = x.detach() inside a compiled function.")
+        self.node, self.requires_grad, self._tangent = None, False, None
+        return self
+
     def astype(self, dtype):
         """A copy converted to `dtype` (differentiable between float dtypes)."""
         return _ops.astype(self, dtype=np.dtype(dtype))
@@ -1506,3 +1515,21 @@ for _name, _dtype in {"half": np.float16, "float": np.float32, "double": np.floa
     setattr(Tensor, _name, _conversion(_name, _dtype))
 del _name, _dtype
 
+
+def _inplace_form(name):
+    """PyTorch's in-place `x.exp_()` for the method `x.exp()`: its values (the same forward, so the
+    same numbers) written into x, refused as `add_` is while gradients are recorded through x or
+    through a tensor argument (`masked_fill_`'s value, `pow_`'s exponent)."""
+
+    def method(self, *args, **kwargs):
+        recorded = next((a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad), None)
+        return self._inplace(f"{name}_", recorded, lambda data, _: getattr(_result(data, None), name)(*args, **kwargs).data)
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"`x.{name}(...)` written into x, in place (under no_grad for tensors in a graph); returns x."
+    return method
+
+
+for _name in ("abs", "clamp", "exp", "log", "masked_fill", "neg", "pow", "relu", "sigmoid", "sqrt", "tanh"):
+    setattr(Tensor, f"{_name}_", _inplace_form(_name))
+del _name
