@@ -141,6 +141,41 @@ def argsort(x, dim=-1, descending=False, stable=False):
     return sort(x, dim, descending).indices
 
 
+def msort(input):  # noqa: A002  (PyTorch's names)
+    """The values sorted along the first dimension (`torch.msort`, `sort(input, dim=0).values`)."""
+    return sort(input, 0).values
+
+
+def cummax(input, dim):  # noqa: A002  (PyTorch's names)
+    """The running maximum along `dim` and where each was attained: `(values, indices)` as
+    `torch.cummax`. A tie goes to the later index, and from a NaN on the values are NaN, at the
+    latest NaN's index, as there. The values are gathered from the input, so the gradient goes to
+    the element each came from (every order: a gather is linear)."""
+    return _running_extreme("cummax", input, dim, np.maximum)
+
+
+def cummin(input, dim):  # noqa: A002  (PyTorch's names)
+    """The running minimum along `dim` and where each was attained: `(values, indices)` as
+    `torch.cummin` (ties and NaN as in `cummax`)."""
+    return _running_extreme("cummin", input, dim, np.minimum)
+
+
+def _running_extreme(name, input, dim, extreme):  # noqa: A002  (PyTorch's names)
+    x = _tensor(input)
+    if x.ndim == 0:  # PyTorch takes a 0-d tensor as one element along dim 0
+        values, indices = _running_extreme(name, x.reshape(1), 0, extreme)
+        return ValuesIndices(values.reshape(()), indices.reshape(()))
+    dim = ops.single_axis(dim, x.ndim, name)
+    data = _constant(name, x)
+    running = extreme.accumulate(data, axis=dim)  # NaN from the first NaN on
+    # Where the running value is this element's (PyTorch's x >= running for cummax, or x a NaN);
+    # each index is the latest such place so far.
+    reached = (data == running) | np.isnan(data)
+    positions = np.arange(x.shape[dim], dtype=np.int64).reshape([-1 if i == dim else 1 for i in range(x.ndim)])
+    indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=dim)
+    return ValuesIndices(gather(x, dim, indices), Tensor(indices))
+
+
 def kthvalue(x, k, dim=-1, keepdim=False):
     """The k-th smallest element along `dim` (k from 1) and its index: `(values, indices)`, as
     `torch.kthvalue`. The values are differentiable (the gradient goes to the element picked)."""
@@ -297,6 +332,17 @@ def outer(x, y):
     return x.reshape(-1, 1) * y.reshape(1, -1)
 
 
+ger = outer  # torch.ger, the older name
+
+
+def mv(input, vec):  # noqa: A002  (PyTorch's names)
+    """The product of a matrix and a vector (`torch.mv`: 2-D and 1-D only)."""
+    a, v = _rank("mv", (input, vec), (2, 1))
+    if a.shape[1] != v.shape[0]:
+        raise ShapeError(f"mv: the matrix has {a.shape[1]} columns and the vector {v.shape[0]} elements (shapes {a.shape} and {v.shape})")
+    return matmul(a, v)
+
+
 def meshgrid(*tensors, indexing="ij"):
     """Coordinate grids of 1-D tensors, as `torch.meshgrid`: with `indexing="ij"` (PyTorch's default)
     grid k varies along axis k; with "xy" (numpy's default) the first two axes are swapped, the
@@ -345,6 +391,28 @@ def isfinite(x):
     """Where x is neither NaN nor ±∞ (a bool tensor): |x| < ∞ fails for both."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return x.abs() < np.inf
+
+
+def signbit(input):  # noqa: A002  (PyTorch's names)
+    """Where the sign bit is set (a bool tensor, `torch.signbit`): x < 0, and −0.0 and a NaN whose
+    sign bit is set, which x < 0 misses."""
+    return Tensor(np.signbit(_constant("signbit", _tensor(input))))
+
+
+def heaviside(input, values):  # noqa: A002  (PyTorch's names)
+    """The unit step (`torch.heaviside`): 0 where input < 0, 1 where input > 0 and `values`
+    (broadcast) where input is 0 or −0.0; 0 at NaN, as PyTorch's `input == 0 ? values : input > 0`.
+    Differentiable in `values`, where input is 0; a step in input, so constant in it. PyTorch has
+    neither derivative, and refuses operands of different dtypes, which are promoted here."""
+    x, v = _promoted(input, values)
+    return where(x == 0, v, (x > 0).astype(np.result_type(x.dtype, v.dtype)))
+
+
+def equal(input, other):  # noqa: A002  (PyTorch's names)
+    """Whether the two have the same shape and the same values, a Python bool (`torch.equal`):
+    NaN equals nothing, and values of different dtypes compare as numbers (1 equals 1.0)."""
+    x, y = _tensor(input), _tensor(other)
+    return x.shape == y.shape and bool(np.array_equal(_constant("equal", x), _constant("equal", y)))
 
 
 def split(x, split_size_or_sections, dim=0):
@@ -438,6 +506,78 @@ def minimum(x, y):
     return ops.minimum(*_operands(x, y))
 
 
+def _promoted(x, y):
+    """x and y (either a number) as the operands of a binary function, promoted as PyTorch does:
+    a Python number takes the tensor's dtype where it fits, and an integer tensor meeting a float
+    one takes its dtype (numpy would make int64 with float32 float64)."""
+    x, y = _operands(x, y)
+    return x._pair(y)
+
+
+def _float_operands(x, y):
+    """`_promoted`, integers then made float64, minigrad's default float (where PyTorch's
+    logaddexp refuses them and its copysign makes them float32)."""
+    return tuple(t if t.dtype.kind == "f" else t.astype(np.float64) for t in _promoted(x, y))
+
+
+def remainder(input, other):  # noqa: A002  (PyTorch's names)
+    """input − ⌊input / other⌋ · other, with other's sign (Python's %, `torch.remainder`), exact;
+    either may be a number. Integers give integers, and raise ZeroDivisionError for a zero divisor
+    as in PyTorch (floats give NaN there). The gradient is 1 in input, −⌊input / other⌋ in other."""
+    return ops.remainder(*_promoted(input, other))
+
+
+def fmod(input, other):  # noqa: A002  (PyTorch's names)
+    """input − trunc(input / other) · other, with input's sign (C's fmod, `torch.fmod`), exact.
+    Integers as in `remainder`; the gradient is 1 in input, −trunc(input / other) in other."""
+    return ops.fmod(*_promoted(input, other))
+
+
+def floor_divide(input, other):  # noqa: A002  (PyTorch's names)
+    """⌊input / other⌋ of the exact quotient (`torch.floor_divide`, which rounds toward −∞ since
+    PyTorch 1.13; 1.0 // 0.1 is 9, where floor(1.0 / 0.1) is 10). Integers give integers (a zero
+    divisor raises ZeroDivisionError). A step, so its gradient is zeros; PyTorch has none."""
+    return ops.floor_divide(*_promoted(input, other))
+
+
+def true_divide(input, other):  # noqa: A002  (PyTorch's names)
+    """input / other, integers included (`torch.true_divide`, `torch.div`)."""
+    x, y = _operands(input, other)
+    return x / y
+
+
+def logaddexp(input, other):  # noqa: A002  (PyTorch's names)
+    """log(eˣ + eʸ) without overflow (`torch.logaddexp`): the larger operand plus softplus of
+    the difference (never positive), so a tiny term keeps its digits (log1p's). Either way round
+    the formula is smooth, so every derivative is exact, ties included (max + log1p(e^−|x−y|) has
+    a kink there). The same infinity on both sides gives itself, ∞ − ∞ kept out of the formula
+    (the gradient there is 1 in input, PyTorch's NaN). Integers are taken as float64 (PyTorch
+    refuses them)."""
+    x, y = _float_operands(input, other)
+    tie = where(isinf(x), x == y, False)
+    a, b = where(tie, 0.0, x), where(tie, 0.0, y)
+    first = a >= b
+    smooth = where(first, a, b) + softplus(where(first, b - a, a - b))
+    return where(tie, x, smooth)
+
+
+def logaddexp2(input, other):  # noqa: A002  (PyTorch's names)
+    """log₂(2ˣ + 2ʸ) (`torch.logaddexp2`): `logaddexp` in units of ln 2."""
+    x, y = _float_operands(input, other)
+    return logaddexp(x * math.log(2.0), y * math.log(2.0)) * (1.0 / math.log(2.0))
+
+
+def copysign(input, other):  # noqa: A002  (PyTorch's names)
+    """|input| with the sign of other (`torch.copysign`), −0.0's and a NaN's sign bit included
+    (copysign(1, −0.0) is −1); floating point always (integers as float64, PyTorch's float32).
+    Chosen between |input| and −|input| rather than multiplied by ±1, which would leave a NaN's
+    sign as it was. The gradient in input is ±1, 0 where input is 0, as PyTorch's; in other there
+    is none."""
+    x, y = _float_operands(input, other)
+    magnitude = x.abs()
+    return where(np.signbit(_constant("copysign", y)), -magnitude, magnitude)
+
+
 def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     """log Σ exp(x) without overflow: the maximum is subtracted first (as a constant)."""
     axis = _dim("logsumexp", axis, dim, -1)
@@ -447,6 +587,24 @@ def logsumexp(x, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     shift = x.max(axis=axes, keepdims=True).detach()
     out = (x - shift).exp().sum(axis=axes, keepdims=True).log() + shift
     return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if axes is not None and i not in axes])
+
+
+def logcumsumexp(input, dim):  # noqa: A002  (PyTorch's names)
+    """log Σ_{j ≤ i} exp(x_j) along `dim` (`torch.logcumsumexp`), without overflow or underflow:
+    a parallel prefix scan of `logaddexp`, as `cumprod`'s of products (log₂ n steps, each adding
+    the running values `shift` places back), where one shift by the maximum would underflow the
+    small early terms. Integers are taken as float64 (PyTorch refuses them)."""
+    x = _tensor(input)
+    x = x if x.dtype.kind == "f" else x.astype(np.float64)
+    if x.ndim == 0:
+        return logcumsumexp(x.reshape(1), 0).reshape(())
+    dim = ops.single_axis(dim, x.ndim, "logcumsumexp")
+    out, n, shift = x, x.shape[dim], 1
+    while shift < n:
+        shifted = logaddexp(_along(out, dim, slice(shift, n)), _along(out, dim, slice(0, n - shift)))
+        out = concatenate([_along(out, dim, slice(0, shift)), shifted], axis=dim)
+        shift *= 2
+    return out
 
 
 def log_softmax(x, axis=-1, *, dim=None):
@@ -501,6 +659,17 @@ erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, atan2, sinh, cosh,
 )
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 lgamma, i0 = _method("lgamma"), _method("i0")
+negative, absolute, is_floating_point = _method("negative"), abs, _method("is_floating_point")
+
+
+def deg2rad(input):  # noqa: A002  (PyTorch's names)
+    """Angles in degrees as radians, input · π/180 (`torch.deg2rad`); integers give float64."""
+    return _tensor(input) * (math.pi / 180.0)
+
+
+def rad2deg(input):  # noqa: A002  (PyTorch's names)
+    """Angles in radians as degrees, input · 180/π (`torch.rad2deg`); integers give float64."""
+    return _tensor(input) * (180.0 / math.pi)
 
 
 def ndtri(p):
@@ -601,6 +770,16 @@ reshape, transpose, permute, flatten, unsqueeze, squeeze, flip, clip = map(
 clamp = clip
 
 
+def clamp_min(input, min):  # noqa: A002  (PyTorch's names)
+    """`clamp(input, min=min)`: input raised to at least `min` (`torch.clamp_min`)."""
+    return _tensor(input).clip(min, None)
+
+
+def clamp_max(input, max):  # noqa: A002  (PyTorch's names)
+    """`clamp(input, max=max)`: input lowered to at most `max` (`torch.clamp_max`)."""
+    return _tensor(input).clip(None, max)
+
+
 def _tensor(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
@@ -673,6 +852,88 @@ def narrow(input, dim, start, length):  # noqa: A002  (PyTorch's names)
     if not (0 <= begin <= n and 0 <= length <= n - begin):
         raise ShapeError(f"narrow: start {start} and length {length} do not fit dim {dim} of length {n} (shape {x.shape})")
     return _along(x, dim, slice(begin, begin + length))
+
+
+def select(input, dim, index):  # noqa: A002  (PyTorch's names)
+    """The slice at `index` (negative from the end) along `dim`, that axis removed (`torch.select`:
+    `select(x, 1, i)` is `x[:, i]`)."""
+    x = _tensor(input)
+    dim = _existing_axis("select", x, dim)
+    n = x.shape[dim]
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not -n <= index < n:
+        raise ShapeError(f"select: index {index!r} is out of range for dim {dim} of length {n} (shape {x.shape})")
+    return _along(x, dim, int(index))
+
+
+def unbind(input, dim=0):  # noqa: A002  (PyTorch's names)
+    """The slices along `dim`, that axis removed, as a tuple (`torch.unbind`), each differentiable."""
+    x = _tensor(input)
+    dim = _existing_axis("unbind", x, dim)
+    return tuple(_along(x, dim, i) for i in range(x.shape[dim]))
+
+
+def _existing_axis(name, x, dim):
+    """`dim` as a non-negative axis of x, which must have one (`single_axis` takes 0 for a 0-d tensor)."""
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: a 0-d tensor has no dimension {dim}")
+    return ops.single_axis(dim, x.ndim, name)
+
+
+def take(input, index):  # noqa: A002  (PyTorch's names)
+    """The elements at the flat (row-major) positions `index`, negative ones from the end, in
+    index's shape (`torch.take`); repeated positions add their gradients."""
+    x = _tensor(input)
+    index = _integers("take", index)
+    n = x.data.size
+    if index.size and not (-n <= index.min() and index.max() < n):
+        raise ShapeError(f"take: index values must lie in [{-n}, {n}) for a tensor of {n} elements (shape {x.shape}); got {index.min()}..{index.max()}")
+    return x.reshape(-1)[index]
+
+
+def ravel(input):  # noqa: A002  (PyTorch's names)
+    """The elements as a 1-D tensor, row by row (`torch.ravel`; a 0-d tensor gives shape (1,))."""
+    return _tensor(input).reshape(-1)
+
+
+def tile(input, dims):  # noqa: A002  (PyTorch's names)
+    """input repeated `dims` times along each axis (`torch.tile`, numpy's `tile`): `repeat` with
+    1s put in front of a `dims` shorter than input's rank (where `repeat` refuses it)."""
+    x = _tensor(input)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    return repeat(x, *((1,) * (x.ndim - len(dims)) + dims))
+
+
+def fliplr(input):  # noqa: A002  (PyTorch's names)
+    """The columns in reverse order: the flip of dim 1 (`torch.fliplr`, at least 2-D)."""
+    x = _tensor(input)
+    if x.ndim < 2:
+        raise ShapeError(f"fliplr: needs at least 2 dimensions, got shape {x.shape}")
+    return x.flip(1)
+
+
+def flipud(input):  # noqa: A002  (PyTorch's names)
+    """The rows in reverse order: the flip of dim 0 (`torch.flipud`, at least 1-D)."""
+    x = _tensor(input)
+    if x.ndim < 1:
+        raise ShapeError("flipud: needs at least 1 dimension, got a 0-d tensor")
+    return x.flip(0)
+
+
+def rot90(input, k=1, dims=(0, 1)):  # noqa: A002  (PyTorch's names)
+    """input turned by k quarter turns in the plane of `dims`, from the first axis toward the
+    second (`torch.rot90`; a negative k turns the other way): a flip and a transpose, as there."""
+    x = _tensor(input)
+    if len(dims) != 2 or x.ndim < 2:
+        raise ShapeError(f"rot90: needs two dims of a tensor with at least 2 dimensions, got dims {tuple(dims)} for shape {x.shape}")
+    a, b = _dims("rot90", dims, x.ndim)
+    k = int(k) % 4
+    if k == 1:
+        return x.flip(b).swapaxes(a, b)
+    if k == 2:
+        return x.flip((a, b))
+    if k == 3:
+        return x.flip(a).swapaxes(a, b)
+    return x.clone()
 
 
 def _dims(name, dims, ndim):
@@ -960,6 +1221,29 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's name
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
     """beta·input + alpha·(batch1 @ batch2) for batches of matrices (`torch.baddbmm`)."""
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002  (PyTorch's names)
+    """input + value · tensor1 · tensor2, the three broadcast together (`torch.addcmul`). A float
+    `value` with integer tensors gives floats (PyTorch truncates the value to an integer)."""
+    return _plus_scaled("addcmul", input, tensor1, tensor2, value, lambda a, b: a * b)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002  (PyTorch's names)
+    """input + value · tensor1 / tensor2, the three broadcast together (`torch.addcdiv`, Adam's
+    step); a true division for integer tensors too, which PyTorch refuses."""
+    return _plus_scaled("addcdiv", input, tensor1, tensor2, value, lambda a, b: a / b)
+
+
+def _plus_scaled(name, input, tensor1, tensor2, value, combine):  # noqa: A002  (PyTorch's names)
+    """input + value · combine(tensor1, tensor2), once the three are known to broadcast together."""
+    x, a, b = tensors = [_tensor(t) for t in (input, tensor1, tensor2)]
+    try:
+        np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        raise ShapeError(f"{name}: shapes {', '.join(str(t.shape) for t in tensors)} do not broadcast together") from None
+    combined = combine(a, b)
+    return x + (combined if value == 1 else combined * value)
 
 
 def _scaled_sum(name, input, product, beta, alpha):  # noqa: A002  (PyTorch's names)

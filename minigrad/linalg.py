@@ -233,6 +233,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803
     return ops.pinv(_lower_symmetric(_square("pinv", A)) if hermitian else A, atol=atol, rtol=rtol)
 
 
+def pinverse(input, rcond=1e-15):  # noqa: A002  (PyTorch's names)
+    """`torch.pinverse`, the older spelling of `pinv` (`mg.pinverse`, `A.pinverse()`; not in
+    torch.linalg): singular values at or below rcond · s_max are dropped."""
+    return pinv(input, atol=0.0, rtol=rcond)
+
+
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803
     """The number of singular values above max(atol, rtol · s_max) (`torch.linalg.matrix_rank`),
     an int64 tensor; `hermitian=True` reads A's lower triangle. Not differentiable."""

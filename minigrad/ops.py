@@ -768,6 +768,51 @@ floor, ceil, trunc = _step("floor", np.floor), _step("ceil", np.ceil), _step("tr
 round = _step("round", lambda x, decimals: np.round(x, decimals))  # noqa: A001  halves to even, as torch.round
 
 
+# Division with a rounded quotient and its remainders. Primitives rather than x − floor(x / y) · y:
+# fmod is exact in floating point, the composition is not (1.0 − floor(1.0 / 0.1) · 0.1 misses
+# fmod's 0.1 − 5e-17 and floor(1.0 / 0.1) is 10 where the true quotient 9.99... floors to 9), and
+# PyTorch's values are the exact ones. Their derivatives are compositions: the quotient is a step.
+def _dividing(name, forward):
+    """`forward(x, y)` with PyTorch's answers for y = 0: IEEE's NaN and ±∞ for floats (without
+    numpy's warnings), ZeroDivisionError for integers (numpy would give 0)."""
+
+    def checked(x, y):
+        if np.result_type(x, y).kind in "iu" and not np.all(y):
+            raise ZeroDivisionError(f"{name}: integer division by zero")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return forward(x, y)
+
+    checked.__name__ = name
+    return checked
+
+
+def _remainder_forward(x, y):
+    """C's fmod moved into y's sign, as PyTorch computes torch.remainder: a zero keeps fmod's sign
+    (torch.remainder(-4.0, 2) is -0.0, numpy's remainder +0.0)."""
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
+floor_divide = Primitive.define(
+    "floor_divide",  # ⌊x / y⌋ of the exact quotient (numpy's floor_divide, PyTorch's rounding_mode="floor")
+    forward=_dividing("floor_divide", np.floor_divide),
+    vjp=lambda g, out, x, y: (_zeros(g), _zeros(g)),  # a step, as floor: zeros (PyTorch has no derivative)
+    jvp=lambda t, out, x, y: _zeros(out),
+)
+remainder = Primitive.define(
+    "remainder",  # x − ⌊x / y⌋ · y, with the sign of y (Python's %)
+    forward=_dividing("remainder", _remainder_forward),
+    vjp=lambda g, out, x, y: (g, -g * floor_divide(x, y)),
+    jvp=lambda t, out, x, y: t[0] - t[1] * floor_divide(x, y),
+)
+fmod = Primitive.define(
+    "fmod",  # x − trunc(x / y) · y, with the sign of x (C's fmod)
+    forward=_dividing("fmod", np.fmod),
+    vjp=lambda g, out, x, y: (g, -g * trunc(x / y)),
+    jvp=lambda t, out, x, y: t[0] - t[1] * trunc(x / y),
+)
+
+
 # The modified Bessel functions I₀, I₁ and their scaled forms e^(−|x|) Iᵥ(x) (torch.special's; the
 # von Mises normalizer): I₀′ = I₁ and I₁′ = I₀ − I₁/x, so each pair's derivatives stay in the pair.
 

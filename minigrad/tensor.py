@@ -17,6 +17,7 @@ import os
 import sys
 import weakref
 
+from .broadcasting import unbroadcast
 from .errors import DtypeError, GraphError, MinigradError, ShapeError
 from .grad_mode import state as _grad_state
 
@@ -393,6 +394,15 @@ class Tensor:
         if tracing.depth and self.requires_grad:  # jit.compile: recompute it per call, never freeze it
             return _ops.stop_gradient(self)
         return Tensor._result(self.data, None)
+
+    def detach_(self):
+        """Cut this tensor from the graph in place (PyTorch's `detach_`): it becomes a leaf that
+        requires no grad, and returns itself. Unlike PyTorch, where operations already recorded on
+        it keep their path to the graph, minigrad's walk back from them now stops here."""
+        if tracing.depth and self.requires_grad:
+            _refuse_while_tracing(self, "detach_() (an in-place change)", "Write x = x.detach() inside a compiled function.")
+        self.node, self.requires_grad, self._tangent = None, False, None
+        return self
 
     def astype(self, dtype):
         """A copy converted to `dtype` (differentiable between float dtypes)."""
@@ -806,6 +816,24 @@ class Tensor:
         """`reshape` to `other`'s shape."""
         return self.reshape(other.shape)
 
+    reshape_as = view_as
+
+    def sum_to_size(self, *size):
+        """The sums that undo broadcasting from `size` to this shape (PyTorch's `sum_to_size`, the
+        gradient of a broadcast): the added axes and those of length 1 in `size` summed away."""
+        size = _shape_arguments(size)
+        try:
+            fits = np.broadcast_shapes(size, self.shape) == self.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ShapeError(f"sum_to_size: size {size} does not broadcast to the tensor's shape {self.shape}")
+        return unbroadcast(self, size)
+
+    def tile(self, *dims):
+        """`mg.tile(self, dims)`: `tile(2, 2)` or `tile((2, 2))`."""
+        return _functional.tile(self, _shape_arguments(dims))
+
     def expand(self, *sizes):
         """Broadcast to `sizes` (PyTorch's name for `broadcast_to`): -1 keeps an axis's length, and
         new axes may be added in front."""
@@ -830,6 +858,35 @@ class Tensor:
         tensor itself: minigrad computes with numpy, in host memory."""
         return self if _is_cpu(target, "Tensor.to") else self.astype(target)
 
+    # PyTorch's x.new_zeros(...) and its kin: a new leaf, in this tensor's dtype unless dtype= says otherwise.
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A copy of `data` in this tensor's dtype (PyTorch's `new_tensor`: the dtype is self's
+        whatever the data's, so [1.5] beside an int64 tensor becomes [1]), cut from any graph."""
+        data = np.array(data.data if isinstance(data, Tensor) else data)
+        return self._new("new_tensor", lambda dtype: data.astype(dtype), dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of shape `size` (`new_zeros(2, 3)` or `new_zeros((2, 3))`)."""
+        return self._new("new_zeros", lambda dtype: np.zeros(_shape_arguments(size), dtype), dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of shape `size`."""
+        return self._new("new_ones", lambda dtype: np.ones(_shape_arguments(size), dtype), dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """A tensor of shape `size` to be filled: zeros, as `mg.empty` (uninitialised memory read
+        by mistake would be arbitrary numbers)."""
+        return self._new("new_empty", lambda dtype: np.zeros(_shape_arguments(size), dtype), dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        """`fill_value` everywhere in shape `size` (a tuple, as PyTorch's)."""
+        return self._new("new_full", lambda dtype: np.full(tuple(size), fill_value, dtype), dtype, device, requires_grad)
+
+    def _new(self, name, make, dtype, device, requires_grad):
+        if device is not None and not _is_cpu(device, name):
+            raise TypeError(f"{name}: device={device!r} is not a device (a dtype goes in dtype=)")
+        return Tensor(make(self.data.dtype if dtype is None else np.dtype(dtype)), requires_grad=requires_grad)
+
     def type(self, dtype):
         """A copy converted to `dtype` (PyTorch's `.type(torch.float)` is `.type(mg.float32)`)."""
         return self.astype(dtype)
@@ -842,25 +899,19 @@ class Tensor:
         """The tensor itself (minigrad does not track views)."""
         return self
 
-    def float(self):
-        """A float32 copy (PyTorch's `.float()`; in the graph)."""
-        return self.astype(np.float32)
+    def is_contiguous(self):
+        """True: minigrad does not track views, so every tensor is its own contiguous copy."""
+        return True
 
-    def double(self):
-        """A float64 copy (minigrad's default float; in the graph)."""
-        return self.astype(np.float64)
+    def is_floating_point(self):
+        """Whether the dtype is a floating-point one (PyTorch's `is_floating_point`)."""
+        return self.data.dtype.kind == "f"
 
-    def long(self):
-        """An int64 copy (PyTorch's `.long()`, for indices and labels)."""
-        return self.astype(np.int64)
+    def element_size(self):
+        """The bytes of one element (PyTorch's `element_size`: 4 for float32)."""
+        return self.data.itemsize
 
-    def int(self):
-        """An int32 copy (PyTorch's `.int()`)."""
-        return self.astype(np.int32)
-
-    def bool(self):
-        """A bool copy (PyTorch's `.bool()`: nonzero is True)."""
-        return self.astype(np.bool_)
+    # The dtype conversions, x.half() to x.long(), are made below the class (_conversion).
 
     def type_as(self, other):
         """A copy in `other`'s dtype (a tensor or an array), PyTorch's `.type_as`."""
@@ -953,6 +1004,16 @@ class Tensor:
     def masked_fill(self, mask, value):
         """`value` where `mask` is true, self elsewhere (no gradient flows to the filled places)."""
         return _functional.where(mask, self._lift(value), self)
+
+    def where(self, condition, other):
+        """self where `condition` is true, `other` elsewhere: `mg.where(condition, self, other)`."""
+        return _functional.where(condition, self, other)
+
+    def hardshrink(self, lambd=0.5):
+        """self where |self| > lambd, 0 elsewhere (`nn.functional.hardshrink`)."""
+        from .nn.functional import hardshrink  # minigrad.nn loads on first use
+
+        return hardshrink(self, lambd)
 
     def gather(self, dim, index):
         return _functional.gather(self, dim, index)
@@ -1368,6 +1429,11 @@ def _is_cpu(target, name):
     return False
 
 
+def _shape_arguments(size):
+    """A shape given as ints, `f(2, 3)`, or as one sequence, `f((2, 3))`, as PyTorch's methods take it."""
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+
+
 def _freed_message(tensor):
     return (
         f"backward through a graph that was already freed: the tensor of shape {tensor.shape} made "
@@ -1379,6 +1445,7 @@ def _freed_message(tensor):
 from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)
 from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)
 from . import linalg as _linalg  # noqa: E402  (the same)
+from . import creation as _creation, special as _special  # noqa: E402  (the same)
 from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
 
 
@@ -1413,3 +1480,56 @@ del _primitive, _name
 # PyTorch's matrix methods (x.inverse(), x.det(), ...): the functions of minigrad.linalg.
 Tensor.inverse, Tensor.det, Tensor.logdet, Tensor.slogdet = _linalg.inv, _linalg.det, _linalg.logdet, _linalg.slogdet
 Tensor.cholesky, Tensor.cross = _linalg.cholesky, _linalg.torch_cross
+
+
+# PyTorch's methods that are minigrad's functions with the tensor first (x.remainder(y) is
+# mg.remainder(x, y)): the functions themselves, as the matrix methods above.
+for _function in (
+    _functional.addcdiv, _functional.addcmul, _functional.allclose, _functional.argsort, _functional.bmm, _functional.clamp_max,
+    _functional.clamp_min, _functional.copysign, _functional.cummax, _functional.cummin, _functional.deg2rad, _functional.dot,
+    _functional.equal, _functional.fliplr, _functional.flipud, _functional.floor_divide, _functional.fmod, _functional.heaviside,
+    _functional.histogram, _functional.isclose, _functional.isfinite, _functional.isinf, _functional.isnan, _functional.logaddexp,
+    _functional.logaddexp2, _functional.logcumsumexp, _functional.mm, _functional.msort, _functional.mv, _functional.outer,
+    _functional.rad2deg, _functional.ravel, _functional.remainder, _functional.rot90, _functional.select, _functional.signbit,
+    _functional.sort, _functional.take, _functional.unbind, _creation.multinomial, _linalg.pinverse, _special.sinc, _special.xlogy,
+):
+    setattr(Tensor, _function.__name__, _function)
+Tensor.ger, Tensor.negative, Tensor.absolute, Tensor.true_divide = Tensor.outer, Tensor.neg, Tensor.abs, Tensor.div
+del _function
+
+
+def _conversion(name, dtype):
+    """PyTorch's `x.float()` and its kin: a copy in `dtype`, in the graph (differentiable between float dtypes)."""
+
+    def method(self):
+        return self.astype(dtype)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"A {np.dtype(dtype)} copy (PyTorch's `.{name}()`; in the graph)."
+    return method
+
+
+# bfloat16() is not among them: numpy has no bfloat16 dtype.
+for _name, _dtype in {"half": np.float16, "float": np.float32, "double": np.float64, "bool": np.bool_, "byte": np.uint8,
+                      "char": np.int8, "short": np.int16, "int": np.int32, "long": np.int64}.items():
+    setattr(Tensor, _name, _conversion(_name, _dtype))
+del _name, _dtype
+
+
+def _inplace_form(name):
+    """PyTorch's in-place `x.exp_()` for the method `x.exp()`: its values (the same forward, so the
+    same numbers) written into x, refused as `add_` is while gradients are recorded through x or
+    through a tensor argument (`masked_fill_`'s value, `pow_`'s exponent)."""
+
+    def method(self, *args, **kwargs):
+        recorded = next((a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad), None)
+        return self._inplace(f"{name}_", recorded, lambda data, _: getattr(_result(data, None), name)(*args, **kwargs).data)
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"`x.{name}(...)` written into x, in place (under no_grad for tensors in a graph); returns x."
+    return method
+
+
+for _name in ("abs", "clamp", "exp", "log", "masked_fill", "neg", "pow", "relu", "sigmoid", "sqrt", "tanh"):
+    setattr(Tensor, f"{_name}_", _inplace_form(_name))
+del _name

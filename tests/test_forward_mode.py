@@ -121,6 +121,13 @@ CASES = {
     ),
     "cumsum": (lambda x: x.cumsum(axis=1), lambda x: x.cumsum(dim=1), [_normal(3, 4)]),
     "erf": (ops.erf, torch.erf, [_normal(3, 4) * 2]),
+    "remainder": (mg.remainder, torch.remainder, [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2]),
+    "fmod": (mg.fmod, torch.fmod, [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2]),
+    "floor_divide": (  # a step: its tangent is zeros (torch.floor_divide has no derivative, this div has)
+        lambda x, y: mg.floor_divide(x, y) * x,
+        lambda x, y: torch.div(x, y, rounding_mode="floor") * x,
+        [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2],
+    ),
     **elementwise_cases(RNG, (3, 4)),
     **linalg_cases(RNG),
     "argmax": (lambda x: ops.argmax(x, axis=1, keepdims=False).astype(np.float64), lambda x: x.argmax(dim=1).to(x.dtype), [_normal(3, 4)]),

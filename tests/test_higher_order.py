@@ -128,6 +128,14 @@ PRIMITIVES = {
     "stop_gradient": (lambda x: ops.stop_gradient(x) * x * x, lambda x: x.detach() * x * x, [RNG.standard_normal(4)]),
     "cumsum": (lambda x: (x * x).cumsum(axis=0), lambda x: (x * x).cumsum(dim=0), [RNG.standard_normal((4, 3))]),
     "erf": (ops.erf, torch.erf, [RNG.standard_normal((2, 3)) * 2]),
+    # division with a rounded quotient: remainder's and fmod's rules take the quotient (a step)
+    "remainder": (mg.remainder, torch.remainder, [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2]),
+    "fmod": (mg.fmod, torch.fmod, [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2]),
+    "floor_divide": (
+        lambda x, y: mg.floor_divide(x, y) * x * y,
+        lambda x, y: torch.div(x, y, rounding_mode="floor") * x * y,  # torch.floor_divide has no derivative
+        [RNG.uniform(-6, 6, (3, 4)), _away_from_zero(4) * 2],
+    ),
     **elementwise_cases(RNG, (2, 3)),
     **linalg_cases(RNG),
     "argmax": (
