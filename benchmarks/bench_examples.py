@@ -29,7 +29,7 @@ from minigrad import nn, optim
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPOSITORY / "examples"), str(REPOSITORY / "tests")]
-from test_examples import BAYES_IMPORTS, FLOW_IMPORTS, GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin  # noqa: E402  (the twins the tests prove equal)
+from test_examples import BAYES_IMPORTS, FLOW_IMPORTS, GP_IMPORTS, MAKEMORE_IMPORTS, VAE_IMPORTS, TorchCharLSTM, TorchCharMLP, _in_torch, _torch_twin, low_rank_draws  # noqa: E402  (the twins the tests prove equal)
 
 AGREE = 1e-6
 
@@ -349,9 +349,7 @@ def bayesian_regression(torch, draws=32, lr=0.02):
     eps, eta = np.random.default_rng(0).standard_normal((2, draws, model.loc.shape[0]))
 
     def step(posterior, optimizer, phi, y, family, as_tensor):
-        e, h = as_tensor(eps), as_tensor(eta)
-        with _fixed_draws(family, lambda self, sample_shape=(): (
-                self.loc + (self.cov_factor @ e.unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * h)):
+        with _fixed_draws(family, low_rank_draws(eps, eta, as_tensor)):
             optimizer.zero_grad()
             loss = -posterior.elbo(phi, y, draws)
             loss.backward()

@@ -496,6 +496,13 @@ BAYES_IMPORTS = {
 }
 
 
+def low_rank_draws(eps, eta, as_tensor):
+    """A LowRankMultivariateNormal.rsample returning loc + W ε + √D η for these ε and η: the same
+    draws in both libraries (bench_examples.py uses it too)."""
+    e, h = as_tensor(eps), as_tensor(eta)
+    return lambda self, sample_shape=(): self.loc + (self.cov_factor @ e.unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * h
+
+
 def _exact_posterior(phi, y, noise):
     """The posterior of the weights given σ, in numpy: N(S Φᵀy/σ², S), S = (ΦᵀΦ/σ² + I)⁻¹."""
     covariance = np.linalg.inv(phi.T @ phi / noise**2 + np.eye(phi.shape[1]))
@@ -524,9 +531,8 @@ def test_bayesian_regression_is_a_torch_program_and_finds_the_exact_posterior(mo
     ours = ex.Posterior()
     twin = _torch_twin(ours, theirs["Posterior"]())
     eps, eta = np.random.default_rng(4).standard_normal((2, 32, 4))  # the same draws for both
-    for lib, module, to_tensor in ((mg, mg.distributions, mg.tensor), (torch, torch.distributions, torch.from_numpy)):
-        monkeypatch.setattr(module.LowRankMultivariateNormal, "rsample", lambda self, shape=(), to_tensor=to_tensor: (
-            self.loc + (self.cov_factor @ to_tensor(eps).unsqueeze(-1)).squeeze(-1) + self.cov_diag.sqrt() * to_tensor(eta)))
+    for module, as_tensor in ((mg.distributions, mg.tensor), (torch.distributions, torch.from_numpy)):
+        monkeypatch.setattr(module.LowRankMultivariateNormal, "rsample", low_rank_draws(eps, eta, as_tensor))
     elbo, their_elbo = ours.elbo(ex.features(x), y), twin.elbo(theirs["features"](tx), ty)
     np.testing.assert_allclose(elbo.item(), their_elbo.item(), rtol=1e-12)
     elbo.backward()
