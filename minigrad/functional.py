@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import ops
-from .errors import ShapeError
+from .errors import DtypeError, ShapeError
 from .tensor import Tensor, ValuesIndices, _refuse_while_tracing, tracing
 
 
@@ -661,6 +661,249 @@ def take_along_dim(input, indices, dim=None):  # noqa: A002  (PyTorch's names)
     x_shape, index_shape = list(shape), list(shape)
     x_shape[dim], index_shape[dim] = x.shape[dim], index.shape[dim]
     return gather(x.broadcast_to(tuple(x_shape)), dim, np.broadcast_to(index, index_shape))
+
+
+# --------------------------------------------------------------------------- writing at indices
+# scatter and its family (index_add, index_copy, index_fill, index_put, put, masked_scatter) find,
+# from the constant index, the flat position in x each value goes to; `_into` then writes or
+# reduces the values there with primitives: getitem picks, scatter adds (repeats accumulate),
+# where keeps x elsewhere. Every derivative, to any order and in forward mode, is the composition's.
+def _positions(x):
+    """Each element's flat position in x, in x's shape: indexed as x would be, it says where each
+    picked element lies."""
+    return np.arange(x.data.size).reshape(x.shape)
+
+
+def _check_range(name, index, n, dim, shape, negative=False):
+    """Refuse an index outside [0, n) (or [−n, n) where PyTorch counts negative ones from the end)."""
+    bad = (index < (-n if negative else 0)) | (index >= n)
+    if bad.any():
+        raise ShapeError(f"{name}: index {index[bad].flat[0]} is out of range for dim {dim} of size {n} (input of shape {shape})")
+
+
+def _same_dtype(name, x, source, what="src"):
+    if source.dtype != x.dtype:
+        raise DtypeError(f"{name}: {what} has dtype {source.dtype} but the input {x.dtype}; PyTorch needs them equal (convert one with .to(...))")
+    return source
+
+
+def _values_for(name, x, values, shape, what="src"):
+    """The values to write, as a tensor of `shape`: a number filled in (in x's dtype), a tensor of
+    x's dtype broadcast (its gradient sums over the copies)."""
+    if not isinstance(values, Tensor):
+        return Tensor(np.full(shape, values, dtype=x.dtype))
+    _same_dtype(name, x, values, what)
+    try:
+        np.broadcast_to(np.empty(values.shape, dtype=bool), shape)
+    except ValueError:
+        raise ShapeError(f"{name}: {what} of shape {values.shape} does not broadcast to the indexed shape {shape}") from None
+    return values.broadcast_to(shape)
+
+
+def _identity(reduce, dtype):
+    """The value of `dtype` that changes no product, maximum or minimum: `_into` pads with it."""
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    return np.iinfo(dtype).min if reduce == "amax" else np.iinfo(dtype).max
+
+
+def _into(x, positions, values, reduce=None, include_self=True):
+    """x with `values` written at `positions` (a tensor and the flat position in x of each of its
+    elements): with reduce=None each position takes the last value sent there in row-major order
+    (what PyTorch's CPU kernels do), otherwise the "sum", "prod", "mean", "amax" or "amin" of those
+    values, and of x's own with `include_self`. Sums are a scatter (np.add.at); prod, amax and amin
+    reduce a table, (positions written) × (most values sent to one), of each position's values
+    padded with the identity, so max's rule splits the gradient equally between the tied values,
+    x's among them, as PyTorch's does (x left out takes no share, where PyTorch still gives it one)."""
+    flat, src, x_flat = positions.reshape(-1), values.reshape(-1), x.reshape(-1)
+    if reduce == "sum" and include_self:
+        return (x_flat + ops.scatter(src, index=(flat,), shape=x_flat.shape)).reshape(x.shape)
+    if not flat.size:
+        return x.clone()
+    order = np.argsort(flat, kind="stable")
+    written, first, counts = np.unique(flat[order], return_index=True, return_counts=True)
+    if reduce is None:
+        new = src[order[first + counts - 1]]
+    elif reduce in ("sum", "mean"):
+        new = ops.scatter(src, index=(np.searchsorted(written, flat),), shape=written.shape)
+        new = new + x_flat[written] if include_self else new
+        if reduce == "mean":  # integers by floor division, as PyTorch's
+            count = counts + include_self
+            new = Tensor(new.data // count) if x.dtype.kind in "iu" else new / Tensor(count.astype(x.dtype))
+    else:
+        steps = np.arange(counts.max())
+        pad = src.shape[0] + x_flat.shape[0]  # the identity's place in the pool
+        table = np.where(steps < counts[:, None], order[np.minimum(first[:, None] + steps, flat.size - 1)], pad)
+        if include_self:
+            table = np.concatenate([src.shape[0] + written[:, None], table], axis=1)
+        pool = concatenate([src, x_flat, Tensor(np.full(1, _identity(reduce, x.dtype), dtype=x.dtype))])
+        new = getattr(pool[table], {"prod": "prod", "amax": "max", "amin": "min"}[reduce])(axis=1)
+    mask = np.zeros(x_flat.shape, dtype=bool)
+    mask[written] = True
+    return where(mask, ops.scatter(new, index=(written,), shape=x_flat.shape), x_flat).reshape(x.shape)
+
+
+def _scatter(name, input, dim, index, src, reduce=None, include_self=True):  # noqa: A002
+    """The scatter family: src's elements (the first index.shape of them) or a number, sent along
+    `dim` to index's positions."""
+    x = _tensor(input)
+    index = _integers(name, index)
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: needs an input with at least one dimension, got a 0-d tensor")
+    dim = ops.single_axis(dim, x.ndim, name)
+    numeric = isinstance(src, (bool, int, float, np.number))
+    src = src if numeric else _same_dtype(name, x, _tensor(src))
+    if index.ndim != x.ndim or builtins.any(
+        (i != dim and m > n) or (not numeric and m > src.shape[i]) for i, (m, n) in enumerate(zip(index.shape, x.shape))
+    ) or (not numeric and src.ndim != x.ndim):
+        raise ShapeError(
+            f"{name}: index (shape {index.shape}) needs the {x.ndim} dimensions of the input (shape {x.shape}), no longer than "
+            f"the input outside dim {dim}{'' if numeric else f' and no longer than src (shape {src.shape})'}"
+        )
+    _check_range(name, index, x.shape[dim], dim, x.shape)
+    grids = list(np.ogrid[tuple(slice(n) for n in index.shape)])
+    grids[dim] = index
+    if numeric:
+        values = Tensor(np.full(index.shape, src, dtype=x.dtype))
+    else:
+        values = src if src.shape == index.shape else src[tuple(slice(n) for n in index.shape)]
+    return _into(x, _positions(x)[tuple(grids)], values, reduce, include_self)
+
+
+def scatter(input, dim, index, src=None, reduce=None, *, value=None):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements (or the number `value`) written along `dim` at `index`
+    (`torch.scatter`): for dim 0, out[index[i][j]][j] = src[i][j]. Where index repeats a position
+    the last element written wins (PyTorch's CPU result; its docs leave it undefined). The
+    deprecated `reduce="add"` or `"multiply"` accumulates instead (`scatter_reduce`'s sum and prod).
+
+    Differentiable, as the composition it is: the gradient reaches the input where nothing was
+    written and each src element that was written. Where index repeats, PyTorch gives every
+    repeated src element the gradient of the position; here only the element that won does, the
+    derivative of what was computed. PyTorch has no derivative with `reduce=`; this one does."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter: pass src (a tensor or a number) or value=, one of them")
+    if reduce not in (None, "add", "multiply"):
+        raise ValueError(f"scatter: reduce must be 'add' or 'multiply' (or scatter_reduce's reductions), got {reduce!r}")
+    return _scatter("scatter", input, dim, index, value if src is None else src, {None: None, "add": "sum", "multiply": "prod"}[reduce])
+
+
+def scatter_add(input, dim, index, src):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements added along `dim` at `index`, repeats accumulating
+    (`torch.scatter_add`): the gradient is the output's for the input and its gather for src."""
+    return _scatter("scatter_add", input, dim, index, _tensor(src), "sum")
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements reduced along `dim` into the positions `index` names
+    (`torch.scatter_reduce`), by "sum", "prod", "mean", "amax" or "amin", with input's own value
+    (`include_self=True`) or without it; positions nothing is sent to keep input's value. A mean
+    of integers is floored, as in PyTorch. Differentiable to any order: amax and amin share the
+    gradient equally between the tied elements, as PyTorch's rule does."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ValueError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, got {reduce!r}")
+    return _scatter("scatter_reduce", input, dim, index, _tensor(src), reduce, bool(include_self))
+
+
+def _index_positions(name, x, dim, index, negative=False):
+    """The flat positions of the slices of x at `index` (one int or a 1-D tensor) along `dim`."""
+    index = _integers(name, index)
+    if x.ndim == 0 or index.ndim > 1:
+        raise ShapeError(f"{name}: needs an input with at least one dimension and a 0-d or 1-D index, got shapes {x.shape} and {index.shape}")
+    dim = ops.single_axis(dim, x.ndim, name)
+    _check_range(name, index, x.shape[dim], dim, x.shape, negative)
+    return _along(_positions(x), dim, index.reshape(-1))
+
+
+def _index_source(name, x, positions, source):
+    source = _same_dtype(name, x, _tensor(source), "source")
+    if source.shape != positions.shape:
+        raise ShapeError(f"{name}: source needs the shape {positions.shape} (the input's, {x.shape}, with the index's length along dim), got {source.shape}")
+    return source
+
+
+def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002  (PyTorch's names)
+    """A copy of input with alpha · source's slices added at the positions `index` along `dim`
+    (`torch.index_add`), repeats accumulating."""
+    x = _tensor(input)
+    positions = _index_positions("index_add", x, dim, index)
+    source = _index_source("index_add", x, positions, source)
+    return _into(x, positions, source if alpha == 1 else source * alpha, "sum")
+
+
+def index_copy(input, dim, index, source):  # noqa: A002  (PyTorch's names)
+    """A copy of input with source's slices written at the positions `index` along `dim`
+    (`torch.index_copy`; where index repeats, the last slice wins)."""
+    x = _tensor(input)
+    positions = _index_positions("index_copy", x, dim, index)
+    return _into(x, positions, _index_source("index_copy", x, positions, source))
+
+
+def index_fill(input, dim, index, value):  # noqa: A002  (PyTorch's names)
+    """A copy of input with the slices at `index` along `dim` set to `value`, a number or a 0-d
+    tensor, which gets the gradient of every element it fills (`torch.index_fill`); negative
+    indices count from the end, as there."""
+    x = _tensor(input)
+    positions = _index_positions("index_fill", x, dim, index, negative=True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(f"index_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+        value = value.astype(x.dtype) if value.dtype != x.dtype else value
+    return _into(x, positions, _values_for("index_fill", x, value, positions.shape, "value"))
+
+
+def _where_indexed(name, x, index):
+    """x's flat positions picked by `index` as x[index] picks (negative indices count from the end)."""
+    try:
+        return _positions(x)[ops.plain_index(index)]
+    except IndexError as error:
+        raise ShapeError(f"{name}: {error} (input of shape {x.shape})") from None
+
+
+def index_put(input, indices, values, accumulate=False):  # noqa: A002  (PyTorch's names)
+    """A copy of input with input[indices] = values (broadcast), `indices` a tuple of index tensors
+    as in indexing (`torch.index_put`); `accumulate=True` adds instead, repeats accumulating.
+    Without it, a repeated position gets the last value."""
+    x = _tensor(input)
+    positions = _where_indexed("index_put", x, tuple(indices))
+    return _into(x, positions, _values_for("index_put", x, values, positions.shape, "values"), "sum" if accumulate else None)
+
+
+def put(input, index, source, accumulate=False):  # noqa: A002  (PyTorch's names)
+    """A copy of input with the elements at `index` of its flattened self replaced by source's
+    (`torch.put`, the inverse of `take`), or with `accumulate=True` added to; negative indices
+    count from the end, as there."""
+    x = _tensor(input)
+    index = _integers("put", index)
+    _check_range("put", index, x.data.size, "(flattened)", x.shape, negative=True)
+    source = _same_dtype("put", x, _tensor(source), "source")
+    if source.data.size != index.size:
+        raise ShapeError(f"put: source has {source.data.size} elements and index {index.size}; they must match")
+    return _into(x, _positions(x).reshape(-1)[index], source.reshape(index.shape), "sum" if accumulate else None)
+
+
+def masked_scatter(input, mask, source):  # noqa: A002  (PyTorch's names)
+    """A copy of input (broadcast with the bool `mask`) with source's elements, in row-major order,
+    written where mask is true (`torch.masked_scatter`); source needs at least as many elements as
+    mask has true ones, the rest unused."""
+    x = _tensor(input)
+    mask = np.asarray(_constant("masked_scatter", mask) if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ShapeError(f"masked_scatter: mask must be a bool tensor, got dtype {mask.dtype}")
+    try:
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ShapeError(f"masked_scatter: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
+    x = x.broadcast_to(shape)
+    positions = _positions(x)[np.broadcast_to(mask, shape)]
+    source = _same_dtype("masked_scatter", x, _tensor(source), "source")
+    if source.data.size < positions.size:
+        raise ShapeError(f"masked_scatter: the mask has {positions.size} true elements but source only {source.data.size}")
+    return _into(x, positions, source.reshape(-1)[: positions.size])
 
 
 def narrow(input, dim, start, length):  # noqa: A002  (PyTorch's names)

@@ -1410,6 +1410,31 @@ for _name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2"):
 del _primitive, _name
 
 
+def _in_place_form(function):
+    """The in-place method `x.name_(...)` of the function `name(x, ...)`: computed on the values and
+    written into x, refused as `fill_` is while gradients are recorded; returns x."""
+    name = function.__name__ + "_"
+
+    def method(self, *args, **kwargs):
+        recorded = next((a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad), None)
+        return self._inplace(name, recorded, lambda a, _: function(self.detach(), *args, **kwargs).data)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"`x.{function.__name__}(...)` written into x, in place; returns x (see `minigrad.{function.__name__}`)."
+    return method
+
+
+# PyTorch's writing methods (x.scatter(...), x.index_add_(...), ...): the functions of
+# minigrad.functional, and their in-place forms.
+for _function in (
+    _functional.scatter, _functional.scatter_add, _functional.scatter_reduce, _functional.index_add, _functional.index_copy,
+    _functional.index_fill, _functional.index_put, _functional.put, _functional.masked_scatter,
+):
+    setattr(Tensor, _function.__name__, _function)
+    setattr(Tensor, _function.__name__ + "_", _in_place_form(_function))
+del _function
+
+
 # PyTorch's matrix methods (x.inverse(), x.det(), ...): the functions of minigrad.linalg.
 Tensor.inverse, Tensor.det, Tensor.logdet, Tensor.slogdet = _linalg.inv, _linalg.det, _linalg.logdet, _linalg.slogdet
 Tensor.cholesky, Tensor.cross = _linalg.cholesky, _linalg.torch_cross

@@ -1,0 +1,309 @@
+"""PyTorch's scatter and index writes, search and creation functions, in-place random initializers
+and gradient hooks, against torch in float64: values, and gradients to second order where torch
+differentiates (`oracles.compare_with_torch`)."""
+
+import numpy as np
+import pytest
+import torch
+from oracles import compare_with_torch as _compare
+
+import minigrad as mg
+from minigrad.errors import DtypeError, GraphError, ShapeError
+
+
+def _cut(src, index):
+    """src's first index.shape elements: torch differentiates a scatter only with src that shape
+    (minigrad takes the larger src itself, and its gradient is zero past them)."""
+    return src[tuple(slice(n) for n in index.shape)]
+
+
+def _rows_of_permutations(rng, rows, n, k):
+    """(rows, k) indices, each row k distinct positions in [0, n): a scatter without repeats."""
+    return np.stack([rng.permutation(n)[:k] for _ in range(rows)])
+
+
+# --------------------------------------------------------------------------- the scatter family
+def _scatter_cases(rng):
+    """{name: (minigrad function, torch function, inputs)}: every writing function, along several
+    dims (negative ones too), with repeated positions where the function accumulates, src larger
+    than the index where torch allows it."""
+    x, src = rng.standard_normal((4, 5)), rng.standard_normal((5, 6))
+    unique_dim1 = _rows_of_permutations(rng, 3, 5, 4)  # (3, 4): along dim 1 of x, src (5, 6)
+    unique_dim0 = _rows_of_permutations(rng, 5, 4, 3).T  # (3, 5): along dim 0, each column distinct
+    repeats = rng.integers(0, 4, (6, 5))  # along dim 0 (4 rows), every column repeats
+    mask = rng.random(5) < 0.5  # broadcast over the rows of x
+    mask[:2] = True, False
+    t = torch.from_numpy
+    cases = {
+        "scatter_dim1": (lambda a, s: mg.scatter(a, 1, unique_dim1, s), lambda a, s: torch.scatter(a, 1, t(unique_dim1), _cut(s, unique_dim1)), [x, src]),
+        "scatter_dim-2": (lambda a, s: a.scatter(-2, unique_dim0, s), lambda a, s: a.scatter(-2, t(unique_dim0), _cut(s, unique_dim0)), [x, src]),
+        "scatter_value": (lambda a: a.scatter(1, unique_dim1, value=2.5), lambda a: a.scatter(1, t(unique_dim1), value=2.5), [x]),
+        "scatter_number": (lambda a: mg.scatter(a, 0, unique_dim0, -1.0), lambda a: torch.scatter(a, 0, t(unique_dim0), -1.0), [x]),
+        "scatter_add": (lambda a, s: mg.scatter_add(a, 0, repeats, s), lambda a, s: torch.scatter_add(a, 0, t(repeats), _cut(s, repeats)), [x, rng.standard_normal((6, 7))]),
+        "scatter_add_dim-1": (lambda a, s: a.scatter_add(-1, repeats.T[:4] % 5, s), lambda a, s: a.scatter_add(-1, t(repeats.T[:4] % 5), _cut(s, repeats.T[:4])), [x, src]),
+        # torch differentiates neither deprecated form: compare with the scatter_reduce each one is
+        "scatter_reduce_add": (lambda a, s: a.scatter(0, repeats, s, reduce="add"), lambda a, s: a.scatter_reduce(0, t(repeats), s, "sum"), [x, rng.standard_normal((6, 5))]),
+        "scatter_reduce_multiply": (lambda a, s: a.scatter(0, repeats, s, reduce="multiply"), lambda a, s: a.scatter_reduce(0, t(repeats), s, "prod"), [x, rng.standard_normal((6, 5))]),
+        "index_add": (lambda a, s: mg.index_add(a, 1, [4, 0, 4, 2], s, alpha=2.0), lambda a, s: torch.index_add(a, 1, t(np.array([4, 0, 4, 2])), s, alpha=2.0), [x, rng.standard_normal((4, 4))]),
+        "index_add_dim-2": (lambda a, s: a.index_add(-2, np.array([3, 3, 1]), s), lambda a, s: a.index_add(-2, t(np.array([3, 3, 1])), s), [x, rng.standard_normal((3, 5))]),
+        "index_copy": (lambda a, s: mg.index_copy(a, 0, np.array([2, 0]), s), lambda a, s: torch.index_copy(a, 0, t(np.array([2, 0])), s), [x, rng.standard_normal((2, 5))]),
+        "index_fill_tensor_value": (lambda a, v: mg.index_fill(a, -1, np.array([4, 1]), v), lambda a, v: torch.index_fill(a, -1, t(np.array([4, 1])), v), [x, np.array(0.7)]),
+        "index_fill_number": (lambda a: a.index_fill(0, np.array([1, 3, 1]), 4.0), lambda a: a.index_fill(0, t(np.array([1, 3, 1])), 4.0), [x]),
+        "index_put": (lambda a, v: mg.index_put(a, (np.array([0, 3]), np.array([-1, 2])), v), lambda a, v: torch.index_put(a, (t(np.array([0, 3])), t(np.array([-1, 2]))), v), [x, rng.standard_normal(2)]),
+        "index_put_broadcast": (lambda a, v: a.index_put((np.array([2, 0]),), v), lambda a, v: a.index_put((t(np.array([2, 0])),), v), [x, rng.standard_normal(5)]),
+        "index_put_accumulate": (lambda a, v: a.index_put((np.array([1, 1, 2]), np.array([0, 0, 4])), v, accumulate=True),
+                                 lambda a, v: a.index_put((t(np.array([1, 1, 2])), t(np.array([0, 0, 4]))), v, accumulate=True), [x, rng.standard_normal(3)]),
+        "put": (lambda a, s: mg.put(a, np.array([[0, 19], [-2, 7]]), s), lambda a, s: torch.put(a, t(np.array([[0, 19], [-2, 7]])), s), [x, rng.standard_normal((2, 2))]),
+        "put_accumulate": (lambda a, s: a.put(np.array([3, 3, -20]), s, accumulate=True), lambda a, s: a.put(t(np.array([3, 3, -20])), s, accumulate=True), [x, rng.standard_normal(3)]),
+        "masked_scatter": (lambda a, s: mg.masked_scatter(a, mask, s), lambda a, s: torch.masked_scatter(a, t(mask), s), [x, rng.standard_normal(21)]),
+    }
+    return cases
+
+
+_SCATTER_CASES = (
+    "index_add", "index_add_dim-2", "index_copy", "index_fill_number", "index_fill_tensor_value", "index_put", "index_put_accumulate",
+    "index_put_broadcast", "masked_scatter", "put", "put_accumulate", "scatter_add", "scatter_add_dim-1", "scatter_dim-2", "scatter_dim1",
+    "scatter_number", "scatter_reduce_add", "scatter_reduce_multiply", "scatter_value",
+)
+
+
+@pytest.mark.parametrize("name", _SCATTER_CASES)
+def test_scatter_family_matches_torch_to_second_order(name, rng):
+    cases = _scatter_cases(rng)
+    assert sorted(cases) == sorted(_SCATTER_CASES)
+    mg_fn, torch_fn, arrays = cases[name]
+    _compare(mg_fn, torch_fn, arrays, second=True)
+
+
+@pytest.mark.parametrize("name", _SCATTER_CASES)
+def test_scatter_family_forward_mode_matches_torchs_jacobian(name, rng):
+    """mg.jvp (each primitive's JVP rule) against J v from torch's Jacobian (its reverse mode)."""
+    mg_fn, torch_fn, arrays = _scatter_cases(rng)[name]
+    tangents = [rng.standard_normal(a.shape) for a in arrays]
+    _, got = mg.jvp(mg_fn, [mg.tensor(a) for a in arrays], [mg.tensor(t) for t in tangents])
+    jacobians = torch.autograd.functional.jacobian(torch_fn, tuple(torch.tensor(a) for a in arrays))
+    want = sum(np.tensordot(j.numpy(), t, axes=t.ndim) for j, t in zip(jacobians, tangents))
+    np.testing.assert_allclose(got.data, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_scatter_reduce_with_repeated_positions_matches_torch_to_second_order(reduce, include_self, dim, rng):
+    x, src = rng.standard_normal((4, 5)), rng.standard_normal((6, 7))
+    index = rng.integers(0, 4, (6, 5)) if dim == 0 else rng.integers(0, 5, (4, 7))
+    index[0, 0] = index[1, 0] if dim == 0 else index[0, 1]  # a repeated position, certainly
+    _compare(
+        lambda a, s: mg.scatter_reduce(a, dim, index, s, reduce, include_self=include_self),
+        lambda a, s: torch.scatter_reduce(a, dim, torch.from_numpy(index), _cut(s, index), reduce, include_self=include_self),
+        [x, src],
+        second=True,
+    )
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_amax_and_amin_share_the_gradient_between_ties_as_torch(reduce):
+    x = np.array([[1.0, 2.0, 3.0], [3.0, -1.0, 0.0]])
+    src = np.array([[3.0, 2.0, 0.0], [3.0, 2.0, -1.0], [1.0, -1.0, 3.0]])  # ties with each other and with x
+    index = np.array([[0, 0, 1], [0, 1, 1], [1, 1, 0]])
+    for include_self, a in [(True, x), (False, x + 100.0)]:  # excluded, x is kept out of the ties: see the next test
+        _compare(
+            lambda a, s: a.scatter_reduce(0, index, s, reduce, include_self=include_self),
+            lambda a, s: a.scatter_reduce(0, torch.from_numpy(index), s, reduce, include_self=include_self),
+            [a, src],
+            second=True,
+        )
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_an_excluded_self_takes_no_share_of_the_gradient_where_torch_gives_it_one(reduce):
+    """With include_self=False, torch still counts an input element equal to the result among the
+    ties (its rule's N_to_distribute ignores include_self), halving the gradient of a src element
+    that alone attains the maximum; here it gets all of it, the derivative (central differences
+    through the forward say 1)."""
+    x, src, index = np.array([5.0, 0.0]), np.array([5.0, 3.0]), np.array([0, 1])
+    s = mg.tensor(src, requires_grad=True)
+    mg.scatter_reduce(mg.tensor(x), 0, index, s, reduce, include_self=False).sum().backward()
+    np.testing.assert_array_equal(s.grad.data, [1.0, 1.0])
+    ts = torch.tensor(src, requires_grad=True)
+    torch.scatter_reduce(torch.tensor(x), 0, torch.from_numpy(index), ts, reduce, include_self=False).sum().backward()
+    np.testing.assert_array_equal(ts.grad.numpy(), [0.5, 1.0])  # torch's, until it is fixed
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_through_zeros_matches_torch(include_self, rng):
+    x, src = rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+    x[1, 2] = src[0, 1] = src[2, 3] = 0.0
+    index = np.array([[1, 0, 2, 2], [1, 2, 0, 2], [0, 0, 1, 1], [2, 1, 2, 0]])  # at most one zero to each position
+    _compare(
+        lambda a, s: a.scatter_reduce(0, index, s, "prod", include_self=include_self),
+        lambda a, s: a.scatter_reduce(0, torch.from_numpy(index), s, "prod", include_self=include_self),
+        [x, src],
+        second=True,
+    )
+
+
+def test_two_zeros_to_one_position_give_prod_a_gradient_where_torch_has_only_the_first_order(rng):
+    """torch refuses the double backward of a prod with two zeros sent to one position; minigrad's
+    product is a tree of multiplications, whose second derivative exists: it is checked against
+    torch's second derivative of the same product written out as a multiplication."""
+    x, src = rng.standard_normal(2), np.array([0.0, 0.0, 1.5])
+    index = np.array([1, 1, 1])
+    _compare(lambda a, s: a.scatter_reduce(0, index, s, "prod"), lambda a, s: a.scatter_reduce(0, torch.from_numpy(index), s, "prod"), [x, src])
+    _compare(
+        lambda a, s: a.scatter_reduce(0, index, s, "prod"),
+        lambda a, s: torch.stack([a[0], a[1] * s[0] * s[1] * s[2]]),
+        [x, src],
+        second=True,
+    )
+
+
+def test_integer_scatter_reduce_floors_the_mean_and_keeps_the_dtype_as_torch():
+    x, src, index = np.array([1, 0, 7]), np.array([1, 2, -3, -4, 5]), np.array([0, 0, 1, 1, 1])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            got = mg.scatter_reduce(mg.tensor(x), 0, index, mg.tensor(src), reduce, include_self=include_self)
+            want = torch.scatter_reduce(torch.from_numpy(x), 0, torch.from_numpy(index), torch.from_numpy(src), reduce, include_self=include_self)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got.data, want.numpy(), err_msg=f"{reduce}, include_self={include_self}")
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint8])
+def test_indices_of_any_integer_dtype_and_shape(dtype, rng):
+    x, src = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 2, 5))
+    index = rng.integers(0, 4, (3, 2, 5)).astype(dtype)
+    got = mg.scatter_add(mg.tensor(x), -2, mg.tensor(index), mg.tensor(src))
+    want = torch.scatter_add(torch.tensor(x), -2, torch.from_numpy(index.astype(np.int64)), torch.tensor(src))
+    np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-12)
+    picked = np.array([3, 0, 3], dtype=dtype)
+    got = mg.index_add(mg.tensor(x), 1, mg.tensor(picked), mg.tensor(src[:, :1].repeat(3, axis=1)))
+    want = torch.index_add(torch.tensor(x), 1, torch.from_numpy(picked.astype(np.int64)), torch.tensor(src[:, :1].repeat(3, axis=1)))
+    np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-12)
+
+
+def test_repeated_positions_in_scatter_write_the_last_value_as_torch_and_it_alone_gets_the_gradient():
+    """Where scatter's index repeats a position, torch's CPU kernel writes the last src element
+    (its docs leave it undefined) and its rule hands every repeated element the position's
+    gradient; here the element written gets it, the derivative of what was computed."""
+    x, src, index = np.zeros(5), np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 1, 1, 3])
+    want = torch.zeros(5, dtype=torch.float64).scatter(0, torch.from_numpy(index), torch.from_numpy(src))
+    s = mg.tensor(src, requires_grad=True)
+    out = mg.scatter(mg.tensor(x), 0, index, s)
+    np.testing.assert_array_equal(out.data, want.numpy())
+    (out * mg.tensor([1.0, 10.0, 100.0, 1000.0, 1e4])).sum().backward()
+    np.testing.assert_array_equal(s.grad.data, [0.0, 0.0, 10.0, 1000.0])
+    a = mg.tensor(x, requires_grad=True)
+    mg.index_copy(a, 0, np.array([2, 2]), mg.tensor([5.0, 6.0])).sum().backward()
+    np.testing.assert_array_equal(a.grad.data, [1.0, 1.0, 0.0, 1.0, 1.0])
+
+
+def test_one_hot_by_scatter_in_place_as_pytorch_code_writes_it(rng):
+    labels = rng.integers(0, 4, 6)
+    got = mg.zeros(6, 4).scatter_(1, mg.tensor(labels).unsqueeze(1), 1.0)
+    want = torch.zeros(6, 4, dtype=torch.float64).scatter_(1, torch.from_numpy(labels).unsqueeze(1), 1.0)
+    np.testing.assert_array_equal(got.data, want.numpy())
+
+
+def _in_place_cases(rng):
+    x = rng.standard_normal((3, 4))
+    index = rng.integers(0, 3, (2, 4))
+    src = rng.standard_normal((2, 4))
+    mask = rng.random((3, 4)) < 0.5
+    return x, [
+        ("scatter_", (0, index, src)), ("scatter_", (1, index % 4, 2.0)), ("scatter_add_", (0, index, src)),
+        ("scatter_reduce_", (0, index, src, "amax")), ("index_add_", (1, np.array([0, 3]), src.T[:3])),
+        ("index_copy_", (0, np.array([2, 0]), src)), ("index_fill_", (1, np.array([1]), -3.0)),
+        ("index_put_", ((np.array([0, 2]), np.array([1, 1])), src[0, :2], True)), ("put_", (np.array([0, 11]), src[1, :2])),
+        ("masked_scatter_", (mask, rng.standard_normal(12))),
+    ]
+
+
+def _as_torch(value):
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    return tuple(_as_torch(v) for v in value) if isinstance(value, tuple) else value
+
+
+def _as_mg(value):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return mg.tensor(value)
+    return tuple(_as_mg(v) for v in value) if isinstance(value, tuple) else value
+
+
+def test_in_place_forms_change_the_tensor_itself_as_torchs_do(rng):
+    x, cases = _in_place_cases(rng)
+    for name, args in cases:
+        t, want = mg.tensor(x), torch.tensor(x)
+        assert getattr(t, name)(*_as_mg(args)) is t, name
+        getattr(want, name)(*_as_torch(args))
+        np.testing.assert_allclose(t.data, want.numpy(), rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(getattr(mg.tensor(x), name[:-1])(*_as_mg(args)).data, want.numpy(), rtol=1e-12, err_msg=name[:-1])
+
+
+def test_in_place_forms_are_refused_while_gradients_are_recorded_as_fill_is(rng):
+    x, cases = _in_place_cases(rng)
+    for name, args in cases:
+        leaf = mg.tensor(x, requires_grad=True)
+        with pytest.raises(GraphError, match=name):
+            getattr(leaf, name)(*_as_mg(args))
+        with mg.no_grad():
+            getattr(leaf, name)(*_as_mg(args))
+        assert leaf.is_leaf and leaf.requires_grad
+    source = mg.tensor(np.ones((2, 4)), requires_grad=True)
+    with pytest.raises(GraphError, match="scatter_add_"):
+        mg.zeros(3, 4).scatter_add_(0, np.zeros((2, 4), dtype=np.int64), source)
+
+
+def test_bad_indices_are_refused_naming_the_operation_the_index_and_the_shape():
+    x = mg.zeros(3, 4)
+    for call, name, value in [
+        (lambda: x.scatter(1, np.array([[0], [4]]), 1.0), "scatter", 4),
+        (lambda: x.scatter(0, np.array([[-1, 0]]), mg.ones(1, 2)), "scatter", -1),  # torch refuses negative ones too
+        (lambda: x.scatter_add(0, np.array([[3]]), mg.ones(1, 1)), "scatter_add", 3),
+        (lambda: x.scatter_reduce(1, np.array([[7]]), mg.ones(1, 1), "mean"), "scatter_reduce", 7),
+        (lambda: x.index_add(1, np.array([0, 4]), mg.ones(3, 2)), "index_add", 4),
+        (lambda: x.index_copy(0, np.array([-1]), mg.ones(1, 4)), "index_copy", -1),
+        (lambda: x.index_fill(1, np.array([-5]), 0.0), "index_fill", -5),
+        (lambda: x.put(np.array([12]), mg.ones(1)), "put", 12),
+        (lambda: x.index_put((np.array([3]),), mg.ones(4)), "index_put", 3),
+    ]:
+        with pytest.raises(ShapeError, match=rf"{name}: .*index {value} is out of \S+ for .*\(3, 4\)"):
+            call()
+    np.testing.assert_array_equal(x.index_fill(1, np.array([-4, -1]), 1.0).data, torch.zeros(3, 4).index_fill(1, torch.tensor([-4, -1]), 1.0).numpy())
+    np.testing.assert_array_equal(x.put(np.array([-12]), mg.ones(1)).data, torch.zeros(3, 4).put(torch.tensor([-12]), torch.ones(1)).numpy())
+
+
+def test_bad_arguments_are_refused_as_torch_refuses_them():
+    x = mg.zeros(3, 4)
+    with pytest.raises(DtypeError, match="scatter: src has dtype float32"):
+        x.scatter(0, np.zeros((1, 4), dtype=np.int64), mg.ones(1, 4, dtype=np.float32))
+    with pytest.raises(DtypeError, match="index_add: source"):
+        x.index_add(0, np.array([0]), mg.ones(1, 4, dtype=np.float32))
+    with pytest.raises(ShapeError, match=r"scatter_add: index \(shape \(1, 5\)\)"):
+        x.scatter_add(0, np.zeros((1, 5), dtype=np.int64), mg.ones(1, 5))  # longer than x outside dim 0
+    with pytest.raises(ShapeError, match="no longer than src"):
+        x.scatter(0, np.zeros((2, 4), dtype=np.int64), mg.ones(1, 4))
+    with pytest.raises(ShapeError, match="index must hold integers"):
+        x.scatter(0, np.zeros((1, 4)), 1.0)
+    with pytest.raises(ShapeError, match=r"index_copy: source needs the shape \(2, 4\)"):
+        x.index_copy(0, np.array([0, 1]), mg.ones(4, 2))
+    with pytest.raises(ValueError, match="scatter_reduce: reduce must be one of"):
+        x.scatter_reduce(0, np.zeros((1, 4), dtype=np.int64), mg.ones(1, 4), "max")
+    with pytest.raises(ValueError, match="scatter: reduce must be"):
+        x.scatter(0, np.zeros((1, 4), dtype=np.int64), mg.ones(1, 4), reduce="mean")
+    with pytest.raises(TypeError, match="src .* or value="):
+        x.scatter(0, np.zeros((1, 4), dtype=np.int64))
+    with pytest.raises(ShapeError, match="masked_scatter: the mask has 12 true elements but source only 3"):
+        x.masked_scatter(np.ones((3, 4), dtype=bool), mg.ones(3))
+    with pytest.raises(ShapeError, match="put: source has 2 elements and index 1"):
+        x.put(np.array([0]), mg.ones(2))
+    with pytest.raises(ShapeError, match="masked_scatter_: cannot write a value of shape"):
+        mg.zeros(4).masked_scatter_(np.ones((2, 4), dtype=bool), mg.ones(8))  # the result would not fit x
+
+
+def test_empty_indices_leave_a_copy():
+    x = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    for out in (x.scatter_add(0, np.zeros((0, 2), dtype=np.int64), mg.ones(0, 2)), x.scatter_reduce(1, np.zeros((1, 0), dtype=np.int64), mg.ones(1, 0), "amax")):
+        assert out is not x
+        np.testing.assert_array_equal(out.data, x.data)
+        np.testing.assert_array_equal(mg.gradients(out.sum(), [x])[0].data, [[1.0, 1.0]])
