@@ -2,6 +2,7 @@
 
 import builtins
 import collections
+import itertools
 import math
 
 import numpy as np
@@ -196,6 +197,35 @@ def _median(name, x, dim, keepdim, skip_nan):
     return ValuesIndices(values, indices)
 
 
+
+def mode(input, dim=-1, keepdim=False):  # noqa: A002  (PyTorch's names)
+    """The most frequent value along `dim` and where it is: `(values, indices)`, as `torch.mode`,
+    the smallest of equally frequent values and the index of its last occurrence. The values are
+    differentiable (the gradient goes to that occurrence)."""
+    x = _tensor(input)
+    column = x.reshape(1) if x.ndim == 0 else x
+    axis = ops.single_axis(dim, column.ndim, "mode")
+    n = column.shape[axis]
+    if n == 0:
+        raise ShapeError(f"mode: dim {dim} of shape {x.shape} is empty")
+    rows = np.moveaxis(_constant("mode", column), axis, -1).reshape(-1, n)
+    order = np.argsort(rows, axis=1, kind="stable")  # equal values keep their order: a run ends at its last occurrence
+    ordered = np.take_along_axis(rows, order, axis=1)
+    starts = np.ones(rows.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    run = np.cumsum(starts, axis=1) - 1
+    lengths = np.zeros(rows.shape, dtype=np.int64)
+    np.add.at(lengths, (np.arange(len(rows))[:, None], run), 1)
+    longest = lengths.argmax(axis=1)  # the first of the longest runs: the smallest value
+    last = np.where(run == longest[:, None], np.arange(n), -1).max(axis=1)
+    kept = column.shape[:axis] + (1,) + column.shape[axis + 1 :]
+    indices = order[np.arange(len(rows)), last].reshape(kept[:axis] + kept[axis + 1 :] + (1,))
+    indices = np.moveaxis(indices, -1, axis)
+    values = gather(column, axis, indices)
+    if not keepdim or x.ndim == 0:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return ValuesIndices(values, Tensor(indices.astype(np.int64)))
+
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -328,6 +358,23 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     hist, edges = np.histogram(x.data.ravel(), bins=bins if bins.ndim else int(bins), range=range, weights=weights, density=density)
     return Tensor(hist.astype(dtype)), Tensor(edges.astype(dtype))
 
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
+    """`torch.histc`: the counts of the elements in `bins` equal bins over [min, max] (a float
+    tensor of the input's dtype), elements outside ignored; with min = max the data's own range,
+    widened by 1 on each side if that is a single value. A count, not differentiated."""
+    x = _tensor(input)
+    data = _constant("histc", x).reshape(-1)
+    low, high = float(min), float(max)
+    if low > high:
+        raise ValueError(f"histc: min {low} is greater than max {high}")
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    counts, _ = np.histogram(data, bins=int(bins), range=(low, high))
+    return Tensor(counts.astype(x.dtype if x.dtype.kind == "f" else np.float64))
 
 def isnan(x):
     """Where x is NaN (a bool tensor): the elements unequal to themselves."""
@@ -978,6 +1025,77 @@ def _constant(name, x):
     return x.data
 
 
+
+def _unique_result(values, inverse, counts, return_inverse, return_counts):
+    out = (Tensor(values),)
+    out += (Tensor(inverse.astype(np.int64)),) if return_inverse else ()
+    out += (Tensor(counts.astype(np.int64)),) if return_counts else ()
+    return out[0] if len(out) == 1 else out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002  (PyTorch's names)
+    """The distinct elements (or, along `dim`, the distinct slices), in ascending order, as
+    `torch.unique`; with `return_inverse` also where each element of the input went (the input's
+    shape, or dim's length), with `return_counts` how often each occurs (int64 tensors). Always
+    sorted (PyTorch's CPU result, whatever `sorted` says). Not differentiated, as there."""
+    data = _constant("unique", _tensor(input))
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(data.shape)
+    else:
+        values, inverse, counts = np.unique(data, axis=ops.single_axis(dim, data.ndim, "unique"), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002  (PyTorch's names)
+    """The input with each run of equal consecutive elements (or slices along `dim`) kept once, as
+    `torch.unique_consecutive` (numpy's and Unix's `uniq`); `return_inverse` and `return_counts`
+    as in `unique`. Not differentiated."""
+    data = _constant("unique_consecutive", _tensor(input))
+    axis = 0 if dim is None else ops.single_axis(dim, data.ndim, "unique_consecutive")
+    moved = data.reshape(-1) if dim is None else np.moveaxis(data, axis, 0)
+    n = len(moved)
+    rows = moved.reshape(n, -1)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    first = np.flatnonzero(starts)
+    values = moved[first] if dim is None else np.moveaxis(moved[first], 0, axis)
+    inverse = np.cumsum(starts) - 1
+    return _unique_result(values, inverse.reshape(data.shape) if dim is None else inverse, np.diff(np.append(first, n)), return_inverse, return_counts)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002  (PyTorch's names)
+    """The bucket of each element among the ascending 1-D `boundaries` (`torch.bucketize`): i with
+    boundaries[i−1] < x ≤ boundaries[i], or with `right=True` boundaries[i−1] ≤ x < boundaries[i];
+    int64 (int32 with `out_int32`), of the input's shape (0-d for a number)."""
+    edges = np.asarray(boundaries.data if isinstance(boundaries, Tensor) else boundaries)
+    if edges.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {edges.shape}")
+    values = _constant("bucketize", _tensor(input))
+    return Tensor(np.searchsorted(edges, values, side="right" if right else "left").astype(np.int32 if out_int32 else np.int64))
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each of `values` would go in the ascending last axis of `sorted_sequence` to keep it
+    sorted (`torch.searchsorted`): the first such place, or the last with `right=True` (or
+    `side="right"`); an N-D sequence has one row per row of values (the leading dims equal).
+    `sorter` holds the indices that sort the sequence, if it is not sorted itself."""
+    if side not in (None, "left", "right") or (side == "left" and right):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right' and agree with right={right}, got {side!r}")
+    side = side or ("right" if right else "left")
+    sequence = np.asarray(sorted_sequence.data if isinstance(sorted_sequence, Tensor) else sorted_sequence)
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, _integers("searchsorted", sorter, "sorter"), axis=-1)
+    found = _constant("searchsorted", _tensor(values))
+    dtype = np.int32 if out_int32 else np.int64
+    if sequence.ndim == 1:
+        return Tensor(np.searchsorted(sequence, found, side=side).astype(dtype))
+    if sequence.ndim == 0 or found.ndim != sequence.ndim or found.shape[:-1] != sequence.shape[:-1]:
+        raise ShapeError(f"searchsorted: an N-D sequence (shape {sequence.shape}) needs values with the same leading dims, got shape {found.shape}")
+    rows = zip(sequence.reshape(-1, sequence.shape[-1]), found.reshape(-1, found.shape[-1]))
+    return Tensor(np.stack([np.searchsorted(s, v, side=side) for s, v in rows]).reshape(found.shape).astype(dtype))
+
 def nonzero(input, *, as_tuple=False):  # noqa: A002  (PyTorch's names)
     """Where input is nonzero (`torch.nonzero`): an int64 (N, ndim) tensor of indices, or with
     `as_tuple=True` one 1-D int64 tensor per axis. Positions, not differentiated."""
@@ -1037,6 +1155,61 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002  (PyTorch
     return x
 
 
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of y along `dim` by the trapezoidal rule (`torch.trapezoid`): at the points
+    `x` (1-D along dim, or broadcasting with y), or spaced `dx` apart (1 by default).
+    Differentiable in y and x."""
+    y = _tensor(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid: pass x or dx, not both")
+    dim = ops.single_axis(dim, y.ndim, "trapezoid")
+    sides = _along(y, dim, slice(1, None)) + _along(y, dim, slice(None, -1))
+    if x is None:
+        return sides.sum(axis=dim) * (0.5 if dx is None else 0.5 * dx)
+    x = _tensor(x)
+    if x.ndim == 1:
+        if len(x) != y.shape[dim]:
+            raise ShapeError(f"trapezoid: a 1-D x needs the {y.shape[dim]} points of dim {dim} of y (shape {y.shape}), got {len(x)}")
+        x = x.reshape([-1 if i == dim else 1 for i in range(y.ndim)])
+    return (diff(x, dim=dim - y.ndim) * sides).sum(axis=dim) * 0.5
+
+
+trapz = trapezoid
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803  (PyTorch's names)
+    """The Vandermonde matrix of a 1-D x (`torch.vander`): column j is x^(N−1−j), or x^j with
+    `increasing=True`; N = len(x) by default. Running products of x, so exact (and differentiable
+    to every order) at x = 0."""
+    (x,) = _rank("vander", (x,), (1,))
+    n = len(x) if N is None else int(N)
+    if n < 0:
+        raise ShapeError(f"vander: N must be non-negative, got {N}")
+    ones = Tensor(np.ones((len(x), builtins.min(n, 1)), dtype=x.dtype))
+    powers = concatenate([ones, x.unsqueeze(1).broadcast_to((len(x), builtins.max(n - 1, 0)))], axis=1).cumprod(1)
+    return powers if increasing else powers.flip(1)
+
+
+def cartesian_prod(*tensors):
+    """Every tuple of one element from each 1-D tensor, as the rows of a (N, k) tensor
+    (`torch.cartesian_prod`; one tensor is returned as it is). Differentiable."""
+    grids = meshgrid(*tensors, indexing="ij")
+    return grids[0] if len(grids) == 1 else stack([g.reshape(-1) for g in grids], axis=1)
+
+
+def combinations(input, r=2, with_replacement=False):  # noqa: A002  (PyTorch's names)
+    """The r-element combinations of a 1-D tensor's elements, in itertools' order, as the rows of a
+    (count, r) tensor (`torch.combinations`); r = 0 gives an empty 1-D tensor, as there. Differentiable."""
+    (x,) = _rank("combinations", (input,), (1,))
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
+        raise ShapeError(f"combinations: r must be a non-negative int, got {r!r}")
+    if r == 0:
+        return Tensor(np.zeros(0, dtype=x.dtype))
+    choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    picks = np.array(list(choose(range(len(x)), r)), dtype=np.int64).reshape(-1, r)
+    return x[picks]
+
 def diag(input, diagonal=0):  # noqa: A002  (PyTorch's names)
     """A vector made the `diagonal`-th diagonal of a square matrix of zeros, or a matrix's
     `diagonal`-th diagonal as a vector (`torch.diag`)."""
@@ -1050,6 +1223,21 @@ def diag(input, diagonal=0):  # noqa: A002  (PyTorch's names)
     padded = concatenate([x, Tensor(np.zeros(1, dtype=x.dtype))])  # the off-diagonal places pick the zero
     return padded[np.where(cols - rows == diagonal, np.minimum(rows, cols), n)]
 
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002  (PyTorch's names)
+    """Each vector along input's last axis made the `offset`-th diagonal of a square matrix of
+    zeros, whose two axes are `dim1` and `dim2` of the result (`torch.diag_embed`, the inverse of
+    `diagonal`). Differentiable: a gather from the vectors padded with a zero."""
+    x = _tensor(input)
+    if x.ndim == 0:
+        raise ShapeError("diag_embed: needs at least one dimension, got a 0-d tensor")
+    dims = _dims("diag_embed", (dim1, dim2), x.ndim + 1)
+    n = x.shape[-1]
+    m = n + builtins.abs(int(offset))
+    rows, cols = np.ogrid[:m, :m]
+    padded = concatenate([x, Tensor(np.zeros(x.shape[:-1] + (1,), dtype=x.dtype))], axis=-1)  # off the diagonal, the zero
+    return movedim(padded[..., np.where(cols - rows == offset, np.minimum(rows, cols), n)], (-2, -1), dims)
 
 def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002  (PyTorch's names)
     """The `offset`-th diagonal of the matrices along `dim1` and `dim2`, as the last axis
@@ -1094,6 +1282,24 @@ def _at_least(tensors, ndim, name):
     at_least = {1: np.atleast_1d, 2: np.atleast_2d, 3: np.atleast_3d}[ndim]
     return [t.reshape(at_least(np.broadcast_to(np.empty((), dtype=bool), t.shape)).shape) for t in _tensors(name, tensors)]
 
+
+
+def _at_least_form(ndim):
+    def at_least(*tensors):
+        single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+        tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        out = tuple(_at_least(tensors, ndim, f"atleast_{ndim}d"))
+        return out[0] if single else out
+
+    at_least.__name__ = at_least.__qualname__ = f"atleast_{ndim}d"
+    at_least.__doc__ = (
+        f"`torch.atleast_{ndim}d`: each tensor reshaped to at least {ndim} dimensions (as numpy's: (n,) "
+        f"becomes {['(n,)', '(1, n)', '(1, n, 1)'][ndim - 1]}); one tensor gives a tensor, several (or a list) a tuple."
+    )
+    return at_least
+
+
+atleast_1d, atleast_2d, atleast_3d = map(_at_least_form, (1, 2, 3))
 
 def hstack(tensors):
     """Tensors joined column-wise (`torch.hstack`): along axis 0 for vectors, 1 otherwise."""

@@ -1425,13 +1425,15 @@ def _in_place_form(function):
 
 
 # PyTorch's writing methods (x.scatter(...), x.index_add_(...), ...): the functions of
-# minigrad.functional, and their in-place forms.
+# minigrad.functional, and their in-place forms; then the other functions torch has as methods.
 for _function in (
     _functional.scatter, _functional.scatter_add, _functional.scatter_reduce, _functional.index_add, _functional.index_copy,
     _functional.index_fill, _functional.index_put, _functional.put, _functional.masked_scatter,
 ):
     setattr(Tensor, _function.__name__, _function)
     setattr(Tensor, _function.__name__ + "_", _in_place_form(_function))
+for _function in (_functional.unique, _functional.unique_consecutive, _functional.histc, _functional.mode, _functional.diag_embed):
+    setattr(Tensor, _function.__name__, _function)
 del _function
 
 

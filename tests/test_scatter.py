@@ -2,6 +2,8 @@
 and gradient hooks, against torch in float64: values, and gradients to second order where torch
 differentiates (`oracles.compare_with_torch`)."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -307,3 +309,192 @@ def test_empty_indices_leave_a_copy():
         assert out is not x
         np.testing.assert_array_equal(out.data, x.data)
         np.testing.assert_array_equal(mg.gradients(out.sum(), [x])[0].data, [[1.0, 1.0]])
+
+
+# --------------------------------------------------------------------------- search and creation
+def _same(got, want):
+    """A minigrad result (a tensor or a tuple of them) equal to torch's, dtype for dtype."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert isinstance(got, mg.Tensor) and got.shape == tuple(want.shape), (got, want)
+    assert got.dtype == want.numpy().dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.data, want.numpy())
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
+def test_unique_and_unique_consecutive_match_torch(dim, rng):
+    data = rng.integers(0, 3, (6, 4))
+    data[1] = data[0]  # a repeated row (along dim 0), next to the first
+    if dim is not None:
+        data[:, 3] = data[:, 1]  # a repeated column, not next to the first
+    for inverse in (False, True):
+        for counts in (False, True):
+            for name in ("unique", "unique_consecutive"):
+                keywords = dict(return_inverse=inverse, return_counts=counts, dim=dim)
+                _same(getattr(mg, name)(mg.tensor(data), **keywords), getattr(torch, name)(torch.from_numpy(data), **keywords))
+    _same(mg.tensor(data.astype(float)).unique(sorted=True, return_counts=True), torch.from_numpy(data.astype(float)).unique(sorted=True, return_counts=True))
+    _same(mg.tensor(data.astype(float)).unique_consecutive(return_inverse=True), torch.from_numpy(data.astype(float)).unique_consecutive(return_inverse=True))
+
+
+def test_bucketize_and_searchsorted_match_torch(rng):
+    boundaries = np.array([-1.0, 0.0, 0.0, 1.5, 3.0])
+    values = np.concatenate([rng.uniform(-2, 4, 13), boundaries]).reshape(3, 2, -1)
+    rows = np.sort(rng.standard_normal((3, 2, 6)), axis=-1)
+    t = torch.from_numpy
+    for right in (False, True):
+        _same(mg.bucketize(mg.tensor(values), mg.tensor(boundaries), right=right), torch.bucketize(t(values), t(boundaries), right=right))
+        _same(mg.bucketize(1.5, mg.tensor(boundaries), right=right, out_int32=True), torch.bucketize(1.5, t(boundaries), right=right, out_int32=True))
+        _same(mg.searchsorted(mg.tensor(boundaries), mg.tensor(values), right=right), torch.searchsorted(t(boundaries), t(values), right=right))
+        _same(mg.searchsorted(mg.tensor(rows), mg.tensor(values[..., :4]), right=right), torch.searchsorted(t(rows), t(values[..., :4]), right=right))
+    for side in ("left", "right"):
+        _same(mg.searchsorted(mg.tensor(boundaries), 0.0, side=side), torch.searchsorted(t(boundaries), 0.0, side=side))
+    shuffled = rng.permutation(boundaries)
+    sorter = np.argsort(shuffled, kind="stable")
+    _same(mg.searchsorted(mg.tensor(shuffled), mg.tensor(values), sorter=mg.tensor(sorter)), torch.searchsorted(t(shuffled), t(values), sorter=t(sorter)))
+    with pytest.raises(ValueError, match="side"):
+        mg.searchsorted(mg.tensor(boundaries), mg.tensor(values), right=True, side="left")
+    with pytest.raises(ShapeError, match="leading dims"):
+        mg.searchsorted(mg.tensor(rows), mg.tensor(values[:2]))
+    with pytest.raises(ShapeError, match="boundaries must be 1-D"):
+        mg.bucketize(mg.tensor(values), mg.tensor(rows))
+
+
+def test_cartesian_prod_and_combinations_match_torch_to_second_order(rng):
+    a, b, c = rng.standard_normal(3), rng.standard_normal(2), rng.standard_normal(4)
+    _compare(mg.cartesian_prod, torch.cartesian_prod, [a, b, c], second=True)
+    _compare(mg.cartesian_prod, torch.cartesian_prod, [a], second=True)
+    for r in (1, 2, 3):
+        for replacement in (False, True):
+            _compare(lambda x: mg.combinations(x, r, replacement), lambda x: torch.combinations(x, r, replacement), [c], second=True)
+    _same(mg.combinations(mg.tensor([1, 2, 3]), r=2), torch.combinations(torch.tensor([1, 2, 3]), r=2))
+    assert mg.combinations(mg.tensor(a), r=4).shape == tuple(torch.combinations(torch.tensor(a), r=4).shape) == (0, 4)
+    assert mg.combinations(mg.tensor(a), r=0).shape == tuple(torch.combinations(torch.tensor(a), r=0).shape) == (0,)
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "trapz"])
+def test_trapezoid_matches_torch_to_second_order(name, rng):
+    y = rng.standard_normal((3, 5))
+    mg_fn, torch_fn = getattr(mg, name), getattr(torch, name)
+    _compare(mg_fn, torch_fn, [y], second=True)
+    _compare(lambda v: mg_fn(v, dx=0.3, dim=0), lambda v: torch_fn(v, dx=0.3, dim=0), [y], second=True)
+    _compare(lambda v, x: mg_fn(v, x), lambda v, x: torch_fn(v, x), [y, np.sort(rng.standard_normal(5))], second=True)
+    _compare(lambda v, x: mg_fn(v, x, dim=-2), lambda v, x: torch_fn(v, x, dim=-2), [y, rng.standard_normal(3)], second=True)
+    _compare(lambda v, x: mg_fn(v, x, dim=1), lambda v, x: torch_fn(v, x, dim=1), [y, rng.standard_normal((3, 5))], second=True)
+    _compare(lambda v, x: mg_fn(v, x), lambda v, x: torch_fn(v, x), [y, rng.standard_normal((1, 5))], second=True)  # x broadcast
+    with pytest.raises(ShapeError, match="1-D x needs the 5 points"):
+        mg_fn(mg.tensor(y), mg.tensor(np.arange(4.0)))
+
+
+def test_vander_matches_torch_to_second_order_at_zero_too(rng):
+    """torch's own vander has no working backward (2.13 reports an in-place change of a saved
+    tensor): the derivatives are compared with torch's of the powers written out."""
+    x = rng.standard_normal(4)
+    x[1] = 0.0
+
+    def powers(v, n, increasing):
+        columns = [v**k for k in range(len(v) if n is None else n)]
+        return torch.stack(columns if increasing else columns[::-1], dim=1)
+
+    for n in (None, 1, 3, 6):
+        for increasing in (False, True):
+            np.testing.assert_allclose(mg.vander(mg.tensor(x), n, increasing).data, torch.vander(torch.from_numpy(x), n, increasing).numpy(), rtol=1e-14)
+            if n != 1:  # a constant column of ones, which torch will not differentiate
+                _compare(lambda v: mg.vander(v, n, increasing), lambda v: powers(v, n, increasing), [x], second=True)
+    _same(mg.vander(mg.tensor([1, 2, 3])), torch.vander(torch.tensor([1, 2, 3])))
+    assert mg.vander(mg.tensor(x), N=0).shape == tuple(torch.vander(torch.tensor(x), N=0).shape) == (4, 0)
+
+
+def test_atleast_nd_shape_as_torch():
+    shapes = [(), (3,), (2, 3), (2, 3, 4), (1, 2, 3, 4)]
+    for ndim in (1, 2, 3):
+        mg_fn, torch_fn = getattr(mg, f"atleast_{ndim}d"), getattr(torch, f"atleast_{ndim}d")
+        tensors = [np.zeros(s) for s in shapes]
+        for a in tensors:
+            got, want = mg_fn(mg.tensor(a)), torch_fn(torch.from_numpy(a))
+            assert isinstance(got, mg.Tensor) and got.shape == tuple(want.shape), (ndim, a.shape)
+        for args in ([mg.tensor(a) for a in tensors], [[mg.tensor(a) for a in tensors]]):
+            got = mg_fn(*args)
+            want = torch_fn(*([torch.from_numpy(a) for a in tensors] if len(args) > 1 else [[torch.from_numpy(a) for a in tensors]]))
+            assert isinstance(got, tuple) and [g.shape for g in got] == [tuple(w.shape) for w in want]
+    x = mg.tensor(2.0, requires_grad=True)
+    mg.atleast_3d(x).sum().backward()
+    assert x.grad.item() == 1.0
+
+
+@pytest.mark.parametrize("offset, dim1, dim2", [(0, -2, -1), (1, 0, 2), (-2, -1, 0), (2, 1, -3)])
+def test_diag_embed_matches_torch_to_second_order(offset, dim1, dim2, rng):
+    _compare(lambda x: mg.diag_embed(x, offset, dim1, dim2), lambda x: torch.diag_embed(x, offset, dim1, dim2), [rng.standard_normal((2, 3))], second=True)
+    _compare(lambda x: x.diag_embed(offset) * x.sum(), lambda x: x.diag_embed(offset) * x.sum(), [rng.standard_normal(4)], second=True)
+    with pytest.raises(ShapeError, match="repeated dim"):
+        mg.diag_embed(mg.zeros(3), 0, 0, -2)
+
+
+def test_logspace_matches_torch():
+    for start, end, steps, base in [(0, 2, 3, 10.0), (-1.5, 3.0, 7, 2.0), (1, 1, 1, 10.0), (0, 1, 0, 10.0)]:
+        got, want = mg.logspace(start, end, steps, base=base), torch.logspace(start, end, steps, base=base, dtype=torch.float64)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-13)
+    assert mg.logspace(0, 1, 4, dtype=mg.float32).dtype == np.float32
+
+
+@pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True), (1, False)])
+def test_mode_matches_torch_smallest_of_ties_at_its_last_occurrence(dim, keepdim, rng):
+    data = rng.integers(0, 4, (5, 7))
+    got, want = mg.mode(mg.tensor(data), dim, keepdim), torch.mode(torch.from_numpy(data), dim, keepdim)
+    _same(tuple(got), tuple(want))
+    floats = data.astype(float) + 0.25
+    _compare(lambda x: x.mode(dim, keepdim).values, lambda x: x.mode(dim, keepdim).values, [floats])
+    _same(tuple(mg.mode(mg.tensor(floats), dim, keepdim)), tuple(torch.mode(torch.from_numpy(floats), dim, keepdim)))
+    _same(tuple(mg.mode(mg.tensor(3.0))), tuple(torch.mode(torch.tensor(3.0, dtype=torch.float64))))
+
+
+def test_histc_matches_torch(rng):
+    x = rng.standard_normal(200)
+    for bins, low, high in [(10, 0, 0), (7, -1.0, 1.0), (4, 0.0, 0.5), (1, 0, 0)]:
+        got, want = mg.histc(mg.tensor(x), bins, low, high), torch.histc(torch.from_numpy(x), bins, low, high)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got.data, want.numpy(), err_msg=f"bins={bins}, [{low}, {high}]")
+    for data in ([1.0, 1.0, 1.0], []):
+        np.testing.assert_array_equal(mg.tensor(data).histc(bins=4).data, torch.tensor(data).histc(bins=4).numpy())
+    with pytest.raises(ValueError, match="min 1.0 is greater than max 0.0"):
+        mg.histc(mg.tensor(x), 3, 1.0, 0.0)
+
+
+def _ks_distance(sample, cdf):
+    """The Kolmogorov–Smirnov distance between a sample and a distribution's CDF (torch's)."""
+    s = np.sort(np.asarray(sample, dtype=np.float64).reshape(-1))
+    f = cdf(torch.from_numpy(s)).numpy()
+    n = len(s)
+    return max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n))
+
+
+def _f64(*values):
+    return [torch.tensor(v, dtype=torch.float64) for v in values]
+
+
+_KS = 1.63 / math.sqrt(20_000)  # the 1% critical distance for 20 000 draws: a wrong distribution lands far beyond
+
+
+def test_normal_takes_torchs_forms_and_draws_normal_samples():
+    mg.manual_seed(3)
+    mean, std = mg.tensor(np.linspace(-2.0, 2.0, 20_000)), mg.tensor(np.linspace(0.5, 3.0, 20_000))
+    draws = mg.normal(mean, std)
+    assert draws.shape == (20_000,) and draws.dtype == np.float64 and not draws.requires_grad
+    assert _ks_distance((draws.data - mean.data) / std.data, torch.distributions.Normal(*_f64(0.0, 1.0)).cdf) < _KS
+    assert _ks_distance(mg.normal(1.5, 2.0, (100, 200)).data, torch.distributions.Normal(*_f64(1.5, 2.0)).cdf) < _KS
+    assert _ks_distance(mg.normal(mg.full((20_000,), -1.0)).data, torch.distributions.Normal(*_f64(-1.0, 1.0)).cdf) < _KS
+    assert _ks_distance(mg.normal(0.0, mg.full((20_000,), 0.1)).data, torch.distributions.Normal(*_f64(0.0, 0.1)).cdf) < _KS
+    assert mg.normal(mg.zeros(2, 1), mg.ones(3)).shape == tuple(torch.normal(torch.zeros(2, 1), torch.ones(3)).shape)
+    assert mg.normal(mg.zeros(3, dtype=mg.float32), 1.0).dtype == np.float32
+    mg.manual_seed(11)
+    first = mg.normal(0.0, 1.0, (5,))
+    mg.manual_seed(11)
+    np.testing.assert_array_equal(mg.normal(0.0, 1.0, (5,)).data, first.data)
+    np.testing.assert_array_equal(mg.normal(0.0, 1.0, (5,), generator=mg.Generator().manual_seed(4)).data, mg.normal(0.0, 1.0, (5,), rng=np.random.default_rng(4)).data)
+    with pytest.raises(TypeError, match="size"):
+        mg.normal(0.0, 1.0)
+    with pytest.raises(ValueError, match="std must be non-negative"):
+        mg.normal(mg.zeros(3), -1.0)
