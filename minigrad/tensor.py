@@ -593,6 +593,77 @@ class Tensor:
         """Set every element to 0, in place (`p.grad.zero_()`); returns self."""
         return self._inplace("zero_", 0, lambda a, b: np.zeros(np.shape(a), dtype=np.asarray(a).dtype))
 
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Set the main diagonal to `fill_value`, in place (`torch.Tensor.fill_diagonal_`): of a
+        matrix, or of a tensor whose dimensions are all equal (the elements [i, i, ..., i]). A tall
+        matrix's diagonal stops at its last column unless `wrap=True` starts it again one row below."""
+        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) > 1):
+            raise ShapeError(f"fill_diagonal_: needs a matrix, or a tensor whose dimensions are all equal, got shape {self.shape}")
+
+        def fill(a, value):
+            a = np.array(a)
+            np.fill_diagonal(a, value, wrap=wrap)
+            return a
+
+        return self._inplace("fill_diagonal_", fill_value, fill)
+
+    # The in-place random initializers (what `nn.init` calls, and PyTorch code writes to fill a
+    # weight), drawn from `generator` (a `mg.Generator`) or else the one `mg.manual_seed` seeded.
+    # Each checks its parameters as PyTorch does; a float draw into an integer tensor is refused.
+    def _draw_(self, name, draw, generator):
+        """Fill self with `draw(rng, shape)` in place, refused as `fill_` is while gradients are recorded."""
+        rng = _creation.generator_for(name, generator=generator)
+        return self._inplace(name, None, lambda a, _: draw(rng, np.shape(a)))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Normal samples of mean `mean` and standard deviation `std`, in place; returns self."""
+        _check_parameter("normal_", std >= 0, f"std >= 0, got {std}")
+        return self._draw_("normal_", lambda rng, shape: rng.normal(mean, std, shape), generator)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        """Samples uniform on [from_, to), in place (PyTorch's `from`, a Python keyword here `from_`)."""
+        _check_parameter("uniform_", from_ <= to, f"from <= to, got from={from_} > to={to}")
+        return self._draw_("uniform_", lambda rng, shape: rng.uniform(from_, to, shape), generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        """Samples e^z for z normal of mean `mean` and standard deviation `std`, in place."""
+        _check_parameter("log_normal_", std > 0, f"std > 0, got {std}")
+        return self._draw_("log_normal_", lambda rng, shape: rng.lognormal(mean, std, shape), generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Exponential samples of rate `lambd` (mean 1 / lambd), in place."""
+        _check_parameter("exponential_", lambd > 0, f"lambd > 0, got {lambd}")
+        return self._draw_("exponential_", lambda rng, shape: rng.exponential(1.0 / lambd, shape), generator)
+
+    def geometric_(self, p, *, generator=None):
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...), in place."""
+        _check_parameter("geometric_", 0 < p < 1, f"p in (0, 1), got {p}")
+        return self._draw_("geometric_", lambda rng, shape: rng.geometric(p, shape), generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """1 with probability p, else 0, in place; `p` a number or a tensor of probabilities that
+        broadcasts to this shape (an integer tensor takes the draws too)."""
+        p = p.data if isinstance(p, Tensor) else p
+        _check_parameter("bernoulli_", np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1)), "probabilities in [0, 1]")
+        return self._draw_("bernoulli_", lambda rng, shape: rng.random(shape) < p, generator)
+
+    def random_(self, *bounds, generator=None):
+        """Integers uniform on [from, to), in place, as `torch.Tensor.random_`: `random_(to)`,
+        `random_(from, to)`, or `random_()` (and `random_(from, None)`) up to the largest integer the
+        dtype holds exactly, included: 2^(mantissa digits) for a float, the maximum for an integer."""
+        if len(bounds) > 2:
+            raise TypeError(f"random_: takes (), (to) or (from, to), got {len(bounds)} arguments")
+        low, high = (0, bounds[0]) if len(bounds) == 1 else (bounds + (0, None))[:2]
+        dtype, kind = self.dtype, self.dtype.kind
+        largest = 2 ** (np.finfo(dtype).nmant + 1) if kind == "f" else 1 if kind == "b" else int(np.iinfo(dtype).max)
+        last = largest if high is None else high - 1
+        _check_parameter("random_", low <= last, f"from < to, got from={low} >= to={high}")
+        if kind != "f":
+            smallest = 0 if kind == "b" else int(np.iinfo(dtype).min)
+            _check_parameter("random_", smallest <= low and last <= largest, f"[from, to) inside the range of {dtype}, got [{low}, {high})")
+        integers = dtype if kind != "f" else np.int64
+        return self._draw_("random_", lambda rng, shape: rng.integers(low, last, shape, dtype=integers, endpoint=True), generator)
+
     def __setitem__(self, index, value):
         """x[index] = value, in place (under no_grad for tensors in a graph)."""
         value_grad = isinstance(value, Tensor) and value.requires_grad
@@ -1305,6 +1376,11 @@ class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"
     `torch.return_types`: the values (differentiable) and the integer indices where they are."""
 
 
+def _check_parameter(name, holds, expected):
+    if not holds:
+        raise ValueError(f"{name}: expects {expected}")
+
+
 def _values_and_indices(tensor, name, dim, keepdim, axis):
     if axis is not None:
         raise TypeError(f"{name}: pass axis= or dim= (the same axis), not both")
@@ -1380,6 +1456,7 @@ from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined abov
 from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)
 from . import linalg as _linalg  # noqa: E402  (the same)
 from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
+from . import creation as _creation  # noqa: E402  (the same: its generator serves the in-place initializers)
 
 
 def _elementwise_method(primitive, binary=False):

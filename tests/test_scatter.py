@@ -498,3 +498,106 @@ def test_normal_takes_torchs_forms_and_draws_normal_samples():
         mg.normal(0.0, 1.0)
     with pytest.raises(ValueError, match="std must be non-negative"):
         mg.normal(mg.zeros(3), -1.0)
+
+
+# --------------------------------------------------------------------------- in-place initializers
+_INITIALIZERS = {  # method, its arguments, the distribution's CDF (torch's)
+    "normal_": ((0.5, 2.0), torch.distributions.Normal(*_f64(0.5, 2.0)).cdf),
+    "uniform_": ((-1.0, 3.0), torch.distributions.Uniform(*_f64(-1.0, 3.0)).cdf),
+    "exponential_": ((2.5,), torch.distributions.Exponential(*_f64(2.5)).cdf),
+    "log_normal_": ((0.3, 0.7), torch.distributions.LogNormal(*_f64(0.3, 0.7)).cdf),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INITIALIZERS))
+def test_continuous_initializers_draw_their_distribution_and_reproduce_under_manual_seed(name):
+    args, cdf = _INITIALIZERS[name]
+    mg.manual_seed(5)
+    x = mg.zeros(100, 200)
+    assert getattr(x, name)(*args) is x
+    assert _ks_distance(x.data, cdf) < _KS
+    y = mg.zeros(100, 200, dtype=mg.float32)
+    mg.manual_seed(5)
+    getattr(y, name)(*args)
+    np.testing.assert_allclose(y.data, x.data, rtol=1e-6)  # the same draws, stored in float32
+    a, b = mg.zeros(7), mg.zeros(7)
+    getattr(a, name)(*args, generator=mg.Generator().manual_seed(9))
+    getattr(b, name)(*args, generator=mg.Generator().manual_seed(9))
+    np.testing.assert_array_equal(a.data, b.data)
+    with pytest.raises(DtypeError, match=f"{name}: a float64 value cannot be stored in place in a tensor of dtype int64"):
+        getattr(mg.zeros(3, dtype=mg.int64), name)(*args)
+
+
+def test_discrete_initializers_draw_their_distribution(rng):
+    mg.manual_seed(6)
+    n = 40_000
+    bernoulli = mg.zeros(n).bernoulli_(0.3)
+    assert set(np.unique(bernoulli.data)) == {0.0, 1.0} and abs(bernoulli.data.mean() - 0.3) < 4 * math.sqrt(0.21 / n)
+    probabilities = rng.uniform(0, 1, n)
+    varying = mg.zeros(n, dtype=mg.int64).bernoulli_(mg.tensor(probabilities))
+    assert varying.dtype == np.int64 and abs(varying.data.sum() - probabilities.sum()) < 4 * math.sqrt((probabilities * (1 - probabilities)).sum())
+    geometric = mg.zeros(n, dtype=mg.int32).geometric_(0.25).data
+    assert geometric.min() == 1 and abs(geometric.mean() - 4.0) < 4 * math.sqrt(0.75 / 0.25**2 / n)
+    counts = np.bincount(mg.zeros(n).random_(3, 8).data.astype(np.int64), minlength=8)[3:]
+    assert counts.sum() == n and np.abs(counts - n / 5).max() < 4 * math.sqrt(n / 5)
+    assert set(np.unique(mg.zeros(1000, dtype=mg.int64).random_(4).data)) == {0, 1, 2, 3}
+    top = mg.zeros(1000, dtype=mg.float32).random_().data
+    assert top.min() >= 0 and top.max() <= 2**24 and top.max() > 2**23  # up to 2^24, float32's last exact integer
+    assert mg.zeros(1000, dtype=np.uint8).random_().data.max() > 200
+    assert mg.zeros(1000).random_(-5, None).data.max() > 2**52
+
+
+def test_initializers_refuse_what_torch_refuses():
+    for call, message in [
+        (lambda x: x.normal_(0.0, -1.0), "normal_: expects std >= 0"),
+        (lambda x: x.uniform_(2.0, 1.0), "uniform_: expects from <= to"),
+        (lambda x: x.exponential_(0.0), "exponential_: expects lambd > 0"),
+        (lambda x: x.geometric_(1.5), "geometric_: expects p in"),
+        (lambda x: x.log_normal_(0.0, 0.0), "log_normal_: expects std > 0"),
+        (lambda x: x.bernoulli_(1.2), "bernoulli_: expects probabilities"),
+        (lambda x: x.random_(3, 2), "random_: expects from < to"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call(mg.zeros(3))
+    with pytest.raises(ValueError, match="inside the range of uint8"):
+        mg.zeros(3, dtype=np.uint8).random_(0, 1000)
+    with pytest.raises(TypeError, match="random_: takes"):
+        mg.zeros(3).random_(1, 2, 3)
+
+
+def test_initializers_are_refused_on_a_parameter_while_gradients_are_recorded_and_run_under_no_grad():
+    w = mg.zeros(4, 3, requires_grad=True)
+    for name, args in [("normal_", ()), ("uniform_", (-0.1, 0.1)), ("bernoulli_", ()), ("exponential_", ()), ("geometric_", (0.5,)),
+                       ("log_normal_", ()), ("random_", (5,)), ("fill_diagonal_", (1.0,))]:
+        with pytest.raises(GraphError, match=f"{name}: in-place change of a leaf tensor"):
+            getattr(w, name)(*args)
+        with mg.no_grad():
+            assert getattr(w, name)(*args) is w
+        assert w.is_leaf and w.requires_grad
+
+
+def test_nn_init_style_code_fills_weights_reproducibly():
+    def init():
+        mg.manual_seed(0)
+        w = mg.zeros(8, 4, requires_grad=True)
+        with mg.no_grad():
+            bound = 1 / math.sqrt(4)
+            w.uniform_(-bound, bound)
+        return w
+
+    first, second = init(), init()
+    np.testing.assert_array_equal(first.data, second.data)
+    assert np.abs(first.data).max() <= 0.5 and len(np.unique(first.data)) == 32
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 3), False), ((5, 3), False), ((5, 3), True), ((7, 2), True), ((3, 5), True), ((2, 2, 2), False)])
+def test_fill_diagonal_matches_torch(shape, wrap, rng):
+    x = rng.standard_normal(shape)
+    got, want = mg.tensor(x), torch.from_numpy(x.copy())
+    assert got.fill_diagonal_(-7.0, wrap=wrap) is got
+    want.fill_diagonal_(-7.0, wrap=wrap)
+    np.testing.assert_array_equal(got.data, want.numpy())
+    integers = mg.zeros(*shape, dtype=mg.int64).fill_diagonal_(3, wrap=wrap)
+    np.testing.assert_array_equal(integers.data, torch.zeros(shape, dtype=torch.long).fill_diagonal_(3, wrap=wrap).numpy())
+    with pytest.raises(ShapeError, match="all equal"):
+        mg.zeros(2, 3, 2).fill_diagonal_(1.0)
