@@ -72,6 +72,63 @@ class _Versions:
 versions = _Versions()
 
 
+class _Hooks:
+    """The gradient hooks of tensors (`Tensor.register_hook`): id -> (weak reference, {token: hook}),
+    kept off the tensor as the version counter is, so that tensors pay nothing for them; the
+    backward pass looks a tensor up only while some hook exists (`table` is not empty)."""
+
+    table = {}
+
+    def add(self, tensor, hook):
+        key = id(tensor)
+        entry = self.table.get(key)
+        if entry is None or entry[0]() is not tensor:
+            entry = self.table[key] = (weakref.ref(tensor, lambda _, key=key: self.table.pop(key, None)), {})
+        token = object()
+        entry[1][token] = hook
+        return RemovableHandle(self.table, key, token)
+
+    def run(self, tensor, grad, raw):
+        """The gradient of `tensor` after its hooks, in registration order: each gets the previous
+        one's result (a Tensor) and may return a replacement. `raw`: `grad` is a bare array (a
+        backward pass that records nothing), and so is the result."""
+        ref, hooks = self.table[id(tensor)]
+        if ref() is not tensor:
+            return grad
+        for hook in list(hooks.values()):
+            replaced = hook(_result(grad, None) if raw else grad)
+            if replaced is None:
+                continue
+            replaced = replaced if isinstance(replaced, Tensor) else Tensor(replaced)
+            if replaced.shape != tensor.shape:
+                raise ShapeError(
+                    f"register_hook: hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                    f"{replaced.shape} for a tensor of shape {tensor.shape}"
+                )
+            grad = replaced.data if raw else replaced
+        return grad
+
+
+hooks = _Hooks()
+
+
+class RemovableHandle:
+    """What `register_hook` returns, as torch.utils.hooks.RemovableHandle: `remove()` takes that hook
+    off the tensor (a second call does nothing)."""
+
+    __slots__ = ("_table", "_key", "_token")
+
+    def __init__(self, table, key, token):
+        self._table, self._key, self._token = table, key, token
+
+    def remove(self):
+        entry = self._table.get(self._key)
+        if entry is not None:
+            entry[1].pop(self._token, None)
+            if not entry[1]:
+                del self._table[self._key]
+
+
 class _Tracing:
     """`depth` > 0 while `minigrad.jit.compile` traces: traced tensors (those that require grad:
     the inputs, the parameters read at call time and everything computed from them) refuse to give
@@ -414,6 +471,16 @@ class Tensor:
         """Keep `.grad` on this intermediate tensor after backward (leaves always keep it)."""
         self._retains_grad = True
         return self
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` whenever a backward pass has this tensor's gradient complete, before it
+        is used (accumulated into a leaf's `.grad`, passed on to an intermediate's inputs, returned
+        by `gradients`), as PyTorch's: a tensor it returns replaces the gradient, None keeps it.
+        With `create_graph=True` the hook's arithmetic is recorded too. Returns a handle whose
+        `remove()` takes the hook off."""
+        if not self.requires_grad:
+            raise GraphError(f"register_hook: the tensor (shape {self.shape}) does not require grad, so it never gets a gradient")
+        return hooks.add(self, hook)
 
     def zero_grad(self):
         """Forget the accumulated gradient."""

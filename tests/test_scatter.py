@@ -601,3 +601,68 @@ def test_fill_diagonal_matches_torch(shape, wrap, rng):
     np.testing.assert_array_equal(integers.data, torch.zeros(shape, dtype=torch.long).fill_diagonal_(3, wrap=wrap).numpy())
     with pytest.raises(ShapeError, match="all equal"):
         mg.zeros(2, 3, 2).fill_diagonal_(1.0)
+
+
+# --------------------------------------------------------------------------- register_hook
+def _hooked_gradients(lib, x0, hooks_for, create_graph=False):
+    """Run the same small computation in minigrad or torch with the hooks `hooks_for(lib, x, z)`
+    registers: the gradients of x (a leaf) and of z (an intermediate, retained) after backward."""
+    x = lib.tensor(x0, requires_grad=True)
+    z = x * x + x
+    z.retain_grad()
+    hooks_for(lib, x, z)
+    loss = (z * z.sin()).sum()
+    if create_graph:
+        (g,) = (mg.gradients if lib is mg else torch.autograd.grad)(loss, [x], create_graph=True)
+        second = (mg.gradients if lib is mg else torch.autograd.grad)((g * g).sum(), [x])[0]
+        return g.detach().numpy(), second.numpy()
+    loss.backward()
+    return x.grad.numpy(), z.grad.numpy()
+
+
+_HOOKS = {
+    "double the leaf's gradient": lambda lib, x, z: x.register_hook(lambda g: g * 2),
+    "clip the intermediate's gradient": lambda lib, x, z: z.register_hook(lambda g: g.clamp(-0.5, 0.5)),
+    "both, then a hook that only looks": lambda lib, x, z: (x.register_hook(lambda g: g * 2), z.register_hook(lambda g: g.clamp(-0.5, 0.5)), z.register_hook(lambda g: None)),
+    "two on one tensor, in order": lambda lib, x, z: (z.register_hook(lambda g: g + 1.0), z.register_hook(lambda g: g * 3.0)),
+    "one that reads the graph": lambda lib, x, z: z.register_hook(lambda g: g * z),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HOOKS))
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hooks_change_gradients_as_torchs_do(name, create_graph, rng):
+    x0 = rng.standard_normal(5)
+    got = _hooked_gradients(mg, x0, _HOOKS[name], create_graph)
+    want = _hooked_gradients(torch, x0, _HOOKS[name], create_graph)
+    unhooked = _hooked_gradients(mg, x0, lambda lib, x, z: None, create_graph)
+    for g, w, plain in zip(got, want, unhooked):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    assert any(not np.allclose(g, plain) for g, plain in zip(got, unhooked)), "the hook changed nothing"
+
+
+def test_a_hook_sees_the_complete_gradient_once_per_backward_and_its_handle_removes_it(rng):
+    x = mg.tensor(rng.standard_normal(3), requires_grad=True)
+    seen = []
+    handle = x.register_hook(lambda g: seen.append(g.data.copy()))
+    (x * 2.0 + x * x).sum().backward()  # two uses of x: one call, with their sum
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], 2.0 + 2 * x.data)
+    doubling = x.register_hook(lambda g: g * 2)
+    x.grad = None
+    np.testing.assert_allclose(mg.gradients(x.sum(), [x])[0].data, 2.0)  # gradients() returns the hooked value, as torch.autograd.grad
+    handle.remove()
+    doubling.remove()
+    doubling.remove()  # a second remove does nothing, as torch's
+    x.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 1.0)
+    assert len(seen) == 2
+
+
+def test_hooks_refuse_what_torch_refuses():
+    with pytest.raises(GraphError, match="register_hook: the tensor .* does not require grad"):
+        mg.tensor([1.0]).register_hook(lambda g: g)
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g[:1])
+    with pytest.raises(ShapeError, match=r"register_hook: hook '<lambda>' returned a gradient of shape \(1,\) for a tensor of shape \(2,\)"):
+        (x * x).sum().backward()
