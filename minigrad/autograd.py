@@ -17,9 +17,10 @@ from .broadcasting import unbroadcast
 from .errors import GraphError, ShapeError
 from .grad_mode import set_grad_enabled, state
 from .graph import topological_sort
-from .tensor import Tensor, _freed_message, _result, tracing, versions
+from .tensor import Tensor, _freed_message, _result, hooks, tracing, versions
 
 _data = operator.attrgetter("data")
+_hooked = hooks.table  # tensors with gradient hooks (register_hook), by id: empty unless some exist
 
 
 def _seed(output, grad):
@@ -148,6 +149,8 @@ def _propagate(output, seed, retain_graph, create_graph, wanted=None):
             adjoint = adjoints.pop(id(tensor), None)
             if adjoint is None or not tensor.requires_grad:
                 continue
+            if _hooked and id(tensor) in _hooked:  # its gradient is complete here: every child has sent its share
+                adjoint = hooks.run(tensor, adjoint, raw)
             node = tensor.node  # None for a leaf
             if wanted_ids is not None:
                 if id(tensor) in wanted_ids:

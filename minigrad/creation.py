@@ -268,6 +268,36 @@ def linspace(start, end, steps, requires_grad=False, dtype=np.float64):
     return Tensor(np.linspace(start, end, int(steps), dtype=dtype), requires_grad=requires_grad)
 
 
+
+@_accepts_device
+def logspace(start, end, steps, base=10.0, requires_grad=False, dtype=np.float64):
+    """`steps` values from base^start to base^end, evenly spaced in the exponent, both ends included
+    (`torch.logspace`; float64 by default, where torch's is float32)."""
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"logspace: steps must be a non-negative int, got {steps!r}")
+    return Tensor(np.logspace(start, end, int(steps), base=base, dtype=dtype), requires_grad=requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, rng=None):
+    """Normal samples in `torch.normal`'s forms: `normal(mean, std)` with either or both tensors,
+    one sample per element of their broadcast shape; `normal(mean, std, size)` with two numbers.
+    The dtype is the tensors' (float64 for numbers); drawn as `randn`'s are. The result is a
+    constant: PyTorch's passes zeros back to a mean or std that requires grad, minigrad nothing
+    (sample with `mean + std * randn(...)` for a reparameterized, differentiable draw)."""
+    given = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if (size is None) == (not given):
+        raise TypeError("normal: pass a tensor mean or std (one sample per element), or two numbers and size, as torch.normal")
+    means, stds = (v.data if isinstance(v, Tensor) else np.asarray(v, dtype=np.float64) for v in (mean, std))
+    if np.any(stds < 0):
+        raise ValueError(f"normal: std must be non-negative, got a minimum of {stds.min()}")
+    try:
+        shape = _shape((size,)) if size is not None else np.broadcast_shapes(means.shape, stds.shape)
+    except ValueError:
+        raise ShapeError(f"normal: mean of shape {means.shape} and std of shape {stds.shape} do not broadcast together") from None
+    dtype = _float_dtype("normal", np.result_type(*(v.dtype for v in given)) if given else np.float64)
+    return Tensor(generator_for("normal", rng, generator).normal(means, stds, shape).astype(dtype))
+
+
 def from_numpy(array):
     """A tensor sharing `array`'s memory, as `torch.from_numpy`: writing to one changes the other."""
     if not isinstance(array, np.ndarray):

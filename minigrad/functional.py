@@ -2,12 +2,13 @@
 
 import builtins
 import collections
+import itertools
 import math
 
 import numpy as np
 
 from . import ops
-from .errors import ShapeError
+from .errors import DtypeError, ShapeError
 from .tensor import Tensor, ValuesIndices, _refuse_while_tracing, tracing
 
 
@@ -231,6 +232,35 @@ def _median(name, x, dim, keepdim, skip_nan):
     return ValuesIndices(values, indices)
 
 
+
+def mode(input, dim=-1, keepdim=False):  # noqa: A002  (PyTorch's names)
+    """The most frequent value along `dim` and where it is: `(values, indices)`, as `torch.mode`,
+    the smallest of equally frequent values and the index of its last occurrence. The values are
+    differentiable (the gradient goes to that occurrence)."""
+    x = _tensor(input)
+    column = x.reshape(1) if x.ndim == 0 else x
+    axis = ops.single_axis(dim, column.ndim, "mode")
+    n = column.shape[axis]
+    if n == 0:
+        raise ShapeError(f"mode: dim {dim} of shape {x.shape} is empty")
+    rows = np.moveaxis(_constant("mode", column), axis, -1).reshape(-1, n)
+    order = np.argsort(rows, axis=1, kind="stable")  # equal values keep their order: a run ends at its last occurrence
+    ordered = np.take_along_axis(rows, order, axis=1)
+    starts = np.ones(rows.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    run = np.cumsum(starts, axis=1) - 1
+    lengths = np.zeros(rows.shape, dtype=np.int64)
+    np.add.at(lengths, (np.arange(len(rows))[:, None], run), 1)
+    longest = lengths.argmax(axis=1)  # the first of the longest runs: the smallest value
+    last = np.where(run == longest[:, None], np.arange(n), -1).max(axis=1)
+    kept = column.shape[:axis] + (1,) + column.shape[axis + 1 :]
+    indices = order[np.arange(len(rows)), last].reshape(kept[:axis] + kept[axis + 1 :] + (1,))
+    indices = np.moveaxis(indices, -1, axis)
+    values = gather(column, axis, indices)
+    if not keepdim or x.ndim == 0:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return ValuesIndices(values, Tensor(indices.astype(np.int64)))
+
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -374,6 +404,23 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     hist, edges = np.histogram(x.data.ravel(), bins=bins if bins.ndim else int(bins), range=range, weights=weights, density=density)
     return Tensor(hist.astype(dtype)), Tensor(edges.astype(dtype))
 
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
+    """`torch.histc`: the counts of the elements in `bins` equal bins over [min, max] (a float
+    tensor of the input's dtype), elements outside ignored; with min = max the data's own range,
+    widened by 1 on each side if that is a single value. A count, not differentiated."""
+    x = _tensor(input)
+    data = _constant("histc", x).reshape(-1)
+    low, high = float(min), float(max)
+    if low > high:
+        raise ValueError(f"histc: min {low} is greater than max {high}")
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    counts, _ = np.histogram(data, bins=int(bins), range=(low, high))
+    return Tensor(counts.astype(x.dtype if x.dtype.kind == "f" else np.float64))
 
 def isnan(x):
     """Where x is NaN (a bool tensor): the elements unequal to themselves."""
@@ -842,6 +889,249 @@ def take_along_dim(input, indices, dim=None):  # noqa: A002  (PyTorch's names)
     return gather(x.broadcast_to(tuple(x_shape)), dim, np.broadcast_to(index, index_shape))
 
 
+# --------------------------------------------------------------------------- writing at indices
+# scatter and its family (index_add, index_copy, index_fill, index_put, put, masked_scatter) find,
+# from the constant index, the flat position in x each value goes to; `_into` then writes or
+# reduces the values there with primitives: getitem picks, scatter adds (repeats accumulate),
+# where keeps x elsewhere. Every derivative, to any order and in forward mode, is the composition's.
+def _positions(x):
+    """Each element's flat position in x, in x's shape: indexed as x would be, it says where each
+    picked element lies."""
+    return np.arange(x.data.size).reshape(x.shape)
+
+
+def _check_range(name, index, n, dim, shape, negative=False):
+    """Refuse an index outside [0, n) (or [−n, n) where PyTorch counts negative ones from the end)."""
+    bad = (index < (-n if negative else 0)) | (index >= n)
+    if bad.any():
+        raise ShapeError(f"{name}: index {index[bad].flat[0]} is out of range for dim {dim} of size {n} (input of shape {shape})")
+
+
+def _same_dtype(name, x, source, what="src"):
+    if source.dtype != x.dtype:
+        raise DtypeError(f"{name}: {what} has dtype {source.dtype} but the input {x.dtype}; PyTorch needs them equal (convert one with .to(...))")
+    return source
+
+
+def _values_for(name, x, values, shape, what="src"):
+    """The values to write, as a tensor of `shape`: a number filled in (in x's dtype), a tensor of
+    x's dtype broadcast (its gradient sums over the copies)."""
+    if not isinstance(values, Tensor):
+        return Tensor(np.full(shape, values, dtype=x.dtype))
+    _same_dtype(name, x, values, what)
+    try:
+        np.broadcast_to(np.empty(values.shape, dtype=bool), shape)
+    except ValueError:
+        raise ShapeError(f"{name}: {what} of shape {values.shape} does not broadcast to the indexed shape {shape}") from None
+    return values.broadcast_to(shape)
+
+
+def _identity(reduce, dtype):
+    """The value of `dtype` that changes no product, maximum or minimum: `_into` pads with it."""
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    return np.iinfo(dtype).min if reduce == "amax" else np.iinfo(dtype).max
+
+
+def _into(x, positions, values, reduce=None, include_self=True):
+    """x with `values` written at `positions` (a tensor and the flat position in x of each of its
+    elements): with reduce=None each position takes the last value sent there in row-major order
+    (what PyTorch's CPU kernels do), otherwise the "sum", "prod", "mean", "amax" or "amin" of those
+    values, and of x's own with `include_self`. Sums are a scatter (np.add.at); prod, amax and amin
+    reduce a table, (positions written) × (most values sent to one), of each position's values
+    padded with the identity, so max's rule splits the gradient equally between the tied values,
+    x's among them, as PyTorch's does (x left out takes no share, where PyTorch still gives it one)."""
+    flat, src, x_flat = positions.reshape(-1), values.reshape(-1), x.reshape(-1)
+    if reduce == "sum" and include_self:
+        return (x_flat + ops.scatter(src, index=(flat,), shape=x_flat.shape)).reshape(x.shape)
+    if not flat.size:
+        return x.clone()
+    order = np.argsort(flat, kind="stable")
+    written, first, counts = np.unique(flat[order], return_index=True, return_counts=True)
+    if reduce is None:
+        new = src[order[first + counts - 1]]
+    elif reduce in ("sum", "mean"):
+        new = ops.scatter(src, index=(np.searchsorted(written, flat),), shape=written.shape)
+        new = new + x_flat[written] if include_self else new
+        if reduce == "mean":  # integers by floor division, as PyTorch's
+            count = counts + include_self
+            new = Tensor(new.data // count) if x.dtype.kind in "iu" else new / Tensor(count.astype(x.dtype))
+    else:
+        steps = np.arange(counts.max())
+        pad = src.shape[0] + x_flat.shape[0]  # the identity's place in the pool
+        table = np.where(steps < counts[:, None], order[np.minimum(first[:, None] + steps, flat.size - 1)], pad)
+        if include_self:
+            table = np.concatenate([src.shape[0] + written[:, None], table], axis=1)
+        pool = concatenate([src, x_flat, Tensor(np.full(1, _identity(reduce, x.dtype), dtype=x.dtype))])
+        new = getattr(pool[table], {"prod": "prod", "amax": "max", "amin": "min"}[reduce])(axis=1)
+    mask = np.zeros(x_flat.shape, dtype=bool)
+    mask[written] = True
+    return where(mask, ops.scatter(new, index=(written,), shape=x_flat.shape), x_flat).reshape(x.shape)
+
+
+def _scatter(name, input, dim, index, src, reduce=None, include_self=True):  # noqa: A002
+    """The scatter family: src's elements (the first index.shape of them) or a number, sent along
+    `dim` to index's positions."""
+    x = _tensor(input)
+    index = _integers(name, index)
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: needs an input with at least one dimension, got a 0-d tensor")
+    dim = ops.single_axis(dim, x.ndim, name)
+    numeric = isinstance(src, (bool, int, float, np.number))
+    src = src if numeric else _same_dtype(name, x, _tensor(src))
+    if index.ndim != x.ndim or builtins.any(
+        (i != dim and m > n) or (not numeric and m > src.shape[i]) for i, (m, n) in enumerate(zip(index.shape, x.shape))
+    ) or (not numeric and src.ndim != x.ndim):
+        raise ShapeError(
+            f"{name}: index (shape {index.shape}) needs the {x.ndim} dimensions of the input (shape {x.shape}), no longer than "
+            f"the input outside dim {dim}{'' if numeric else f' and no longer than src (shape {src.shape})'}"
+        )
+    _check_range(name, index, x.shape[dim], dim, x.shape)
+    grids = list(np.ogrid[tuple(slice(n) for n in index.shape)])
+    grids[dim] = index
+    if numeric:
+        values = Tensor(np.full(index.shape, src, dtype=x.dtype))
+    else:
+        values = src if src.shape == index.shape else src[tuple(slice(n) for n in index.shape)]
+    return _into(x, _positions(x)[tuple(grids)], values, reduce, include_self)
+
+
+def scatter(input, dim, index, src=None, reduce=None, *, value=None):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements (or the number `value`) written along `dim` at `index`
+    (`torch.scatter`): for dim 0, out[index[i][j]][j] = src[i][j]. Where index repeats a position
+    the last element written wins (PyTorch's CPU result; its docs leave it undefined). The
+    deprecated `reduce="add"` or `"multiply"` accumulates instead (`scatter_reduce`'s sum and prod).
+
+    Differentiable, as the composition it is: the gradient reaches the input where nothing was
+    written and each src element that was written. Where index repeats, PyTorch gives every
+    repeated src element the gradient of the position; here only the element that won does, the
+    derivative of what was computed. PyTorch has no derivative with `reduce=`; this one does."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter: pass src (a tensor or a number) or value=, one of them")
+    if reduce not in (None, "add", "multiply"):
+        raise ValueError(f"scatter: reduce must be 'add' or 'multiply' (or scatter_reduce's reductions), got {reduce!r}")
+    return _scatter("scatter", input, dim, index, value if src is None else src, {None: None, "add": "sum", "multiply": "prod"}[reduce])
+
+
+def scatter_add(input, dim, index, src):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements added along `dim` at `index`, repeats accumulating
+    (`torch.scatter_add`): the gradient is the output's for the input and its gather for src."""
+    return _scatter("scatter_add", input, dim, index, _tensor(src), "sum")
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002  (PyTorch's names)
+    """A copy of input with src's elements reduced along `dim` into the positions `index` names
+    (`torch.scatter_reduce`), by "sum", "prod", "mean", "amax" or "amin", with input's own value
+    (`include_self=True`) or without it; positions nothing is sent to keep input's value. A mean
+    of integers is floored, as in PyTorch. Differentiable to any order: amax and amin share the
+    gradient equally between the tied elements, as PyTorch's rule does."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ValueError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, got {reduce!r}")
+    return _scatter("scatter_reduce", input, dim, index, _tensor(src), reduce, bool(include_self))
+
+
+def _index_positions(name, x, dim, index, negative=False):
+    """The flat positions of the slices of x at `index` (one int or a 1-D tensor) along `dim`."""
+    index = _integers(name, index)
+    if x.ndim == 0 or index.ndim > 1:
+        raise ShapeError(f"{name}: needs an input with at least one dimension and a 0-d or 1-D index, got shapes {x.shape} and {index.shape}")
+    dim = ops.single_axis(dim, x.ndim, name)
+    _check_range(name, index, x.shape[dim], dim, x.shape, negative)
+    return _along(_positions(x), dim, index.reshape(-1))
+
+
+def _index_source(name, x, positions, source):
+    source = _same_dtype(name, x, _tensor(source), "source")
+    if source.shape != positions.shape:
+        raise ShapeError(f"{name}: source needs the shape {positions.shape} (the input's, {x.shape}, with the index's length along dim), got {source.shape}")
+    return source
+
+
+def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002  (PyTorch's names)
+    """A copy of input with alpha · source's slices added at the positions `index` along `dim`
+    (`torch.index_add`), repeats accumulating."""
+    x = _tensor(input)
+    positions = _index_positions("index_add", x, dim, index)
+    source = _index_source("index_add", x, positions, source)
+    return _into(x, positions, source if alpha == 1 else source * alpha, "sum")
+
+
+def index_copy(input, dim, index, source):  # noqa: A002  (PyTorch's names)
+    """A copy of input with source's slices written at the positions `index` along `dim`
+    (`torch.index_copy`; where index repeats, the last slice wins)."""
+    x = _tensor(input)
+    positions = _index_positions("index_copy", x, dim, index)
+    return _into(x, positions, _index_source("index_copy", x, positions, source))
+
+
+def index_fill(input, dim, index, value):  # noqa: A002  (PyTorch's names)
+    """A copy of input with the slices at `index` along `dim` set to `value`, a number or a 0-d
+    tensor, which gets the gradient of every element it fills (`torch.index_fill`); negative
+    indices count from the end, as there."""
+    x = _tensor(input)
+    positions = _index_positions("index_fill", x, dim, index, negative=True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(f"index_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+        value = value.astype(x.dtype) if value.dtype != x.dtype else value
+    return _into(x, positions, _values_for("index_fill", x, value, positions.shape, "value"))
+
+
+def _where_indexed(name, x, index):
+    """x's flat positions picked by `index` as x[index] picks (negative indices count from the end)."""
+    try:
+        return _positions(x)[ops.plain_index(index)]
+    except IndexError as error:
+        raise ShapeError(f"{name}: {error} (input of shape {x.shape})") from None
+
+
+def index_put(input, indices, values, accumulate=False):  # noqa: A002  (PyTorch's names)
+    """A copy of input with input[indices] = values (broadcast), `indices` a tuple of index tensors
+    as in indexing (`torch.index_put`); `accumulate=True` adds instead, repeats accumulating.
+    Without it, a repeated position gets the last value."""
+    x = _tensor(input)
+    positions = _where_indexed("index_put", x, tuple(indices))
+    return _into(x, positions, _values_for("index_put", x, values, positions.shape, "values"), "sum" if accumulate else None)
+
+
+def put(input, index, source, accumulate=False):  # noqa: A002  (PyTorch's names)
+    """A copy of input with the elements at `index` of its flattened self replaced by source's
+    (`torch.put`, the inverse of `take`), or with `accumulate=True` added to; negative indices
+    count from the end, as there."""
+    x = _tensor(input)
+    index = _integers("put", index)
+    _check_range("put", index, x.data.size, "(flattened)", x.shape, negative=True)
+    source = _same_dtype("put", x, _tensor(source), "source")
+    if source.data.size != index.size:
+        raise ShapeError(f"put: source has {source.data.size} elements and index {index.size}; they must match")
+    return _into(x, _positions(x).reshape(-1)[index], source.reshape(index.shape), "sum" if accumulate else None)
+
+
+def masked_scatter(input, mask, source):  # noqa: A002  (PyTorch's names)
+    """A copy of input (broadcast with the bool `mask`) with source's elements, in row-major order,
+    written where mask is true (`torch.masked_scatter`); source needs at least as many elements as
+    mask has true ones, the rest unused."""
+    x = _tensor(input)
+    mask = np.asarray(_constant("masked_scatter", mask) if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ShapeError(f"masked_scatter: mask must be a bool tensor, got dtype {mask.dtype}")
+    try:
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ShapeError(f"masked_scatter: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
+    x = x.broadcast_to(shape)
+    positions = _positions(x)[np.broadcast_to(mask, shape)]
+    source = _same_dtype("masked_scatter", x, _tensor(source), "source")
+    if source.data.size < positions.size:
+        raise ShapeError(f"masked_scatter: the mask has {positions.size} true elements but source only {source.data.size}")
+    return _into(x, positions, source.reshape(-1)[: positions.size])
+
+
 def narrow(input, dim, start, length):  # noqa: A002  (PyTorch's names)
     """The `length` slices from `start` (negative counts from the end) along `dim` (`torch.narrow`)."""
     x = _tensor(input)
@@ -996,6 +1286,77 @@ def _constant(name, x):
     return x.data
 
 
+
+def _unique_result(values, inverse, counts, return_inverse, return_counts):
+    out = (Tensor(values),)
+    out += (Tensor(inverse.astype(np.int64)),) if return_inverse else ()
+    out += (Tensor(counts.astype(np.int64)),) if return_counts else ()
+    return out[0] if len(out) == 1 else out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002  (PyTorch's names)
+    """The distinct elements (or, along `dim`, the distinct slices), in ascending order, as
+    `torch.unique`; with `return_inverse` also where each element of the input went (the input's
+    shape, or dim's length), with `return_counts` how often each occurs (int64 tensors). Always
+    sorted (PyTorch's CPU result, whatever `sorted` says). Not differentiated, as there."""
+    data = _constant("unique", _tensor(input))
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(data.shape)
+    else:
+        values, inverse, counts = np.unique(data, axis=ops.single_axis(dim, data.ndim, "unique"), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002  (PyTorch's names)
+    """The input with each run of equal consecutive elements (or slices along `dim`) kept once, as
+    `torch.unique_consecutive` (numpy's and Unix's `uniq`); `return_inverse` and `return_counts`
+    as in `unique`. Not differentiated."""
+    data = _constant("unique_consecutive", _tensor(input))
+    axis = 0 if dim is None else ops.single_axis(dim, data.ndim, "unique_consecutive")
+    moved = data.reshape(-1) if dim is None else np.moveaxis(data, axis, 0)
+    n = len(moved)
+    rows = moved.reshape(n, -1)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    first = np.flatnonzero(starts)
+    values = moved[first] if dim is None else np.moveaxis(moved[first], 0, axis)
+    inverse = np.cumsum(starts) - 1
+    return _unique_result(values, inverse.reshape(data.shape) if dim is None else inverse, np.diff(np.append(first, n)), return_inverse, return_counts)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002  (PyTorch's names)
+    """The bucket of each element among the ascending 1-D `boundaries` (`torch.bucketize`): i with
+    boundaries[i−1] < x ≤ boundaries[i], or with `right=True` boundaries[i−1] ≤ x < boundaries[i];
+    int64 (int32 with `out_int32`), of the input's shape (0-d for a number)."""
+    edges = np.asarray(boundaries.data if isinstance(boundaries, Tensor) else boundaries)
+    if edges.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {edges.shape}")
+    values = _constant("bucketize", _tensor(input))
+    return Tensor(np.searchsorted(edges, values, side="right" if right else "left").astype(np.int32 if out_int32 else np.int64))
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each of `values` would go in the ascending last axis of `sorted_sequence` to keep it
+    sorted (`torch.searchsorted`): the first such place, or the last with `right=True` (or
+    `side="right"`); an N-D sequence has one row per row of values (the leading dims equal).
+    `sorter` holds the indices that sort the sequence, if it is not sorted itself."""
+    if side not in (None, "left", "right") or (side == "left" and right):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right' and agree with right={right}, got {side!r}")
+    side = side or ("right" if right else "left")
+    sequence = np.asarray(sorted_sequence.data if isinstance(sorted_sequence, Tensor) else sorted_sequence)
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, _integers("searchsorted", sorter, "sorter"), axis=-1)
+    found = _constant("searchsorted", _tensor(values))
+    dtype = np.int32 if out_int32 else np.int64
+    if sequence.ndim == 1:
+        return Tensor(np.searchsorted(sequence, found, side=side).astype(dtype))
+    if sequence.ndim == 0 or found.ndim != sequence.ndim or found.shape[:-1] != sequence.shape[:-1]:
+        raise ShapeError(f"searchsorted: an N-D sequence (shape {sequence.shape}) needs values with the same leading dims, got shape {found.shape}")
+    rows = zip(sequence.reshape(-1, sequence.shape[-1]), found.reshape(-1, found.shape[-1]))
+    return Tensor(np.stack([np.searchsorted(s, v, side=side) for s, v in rows]).reshape(found.shape).astype(dtype))
+
 def nonzero(input, *, as_tuple=False):  # noqa: A002  (PyTorch's names)
     """Where input is nonzero (`torch.nonzero`): an int64 (N, ndim) tensor of indices, or with
     `as_tuple=True` one 1-D int64 tensor per axis. Positions, not differentiated."""
@@ -1055,6 +1416,61 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002  (PyTorch
     return x
 
 
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of y along `dim` by the trapezoidal rule (`torch.trapezoid`): at the points
+    `x` (1-D along dim, or broadcasting with y), or spaced `dx` apart (1 by default).
+    Differentiable in y and x."""
+    y = _tensor(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid: pass x or dx, not both")
+    dim = ops.single_axis(dim, y.ndim, "trapezoid")
+    sides = _along(y, dim, slice(1, None)) + _along(y, dim, slice(None, -1))
+    if x is None:
+        return sides.sum(axis=dim) * (0.5 if dx is None else 0.5 * dx)
+    x = _tensor(x)
+    if x.ndim == 1:
+        if len(x) != y.shape[dim]:
+            raise ShapeError(f"trapezoid: a 1-D x needs the {y.shape[dim]} points of dim {dim} of y (shape {y.shape}), got {len(x)}")
+        x = x.reshape([-1 if i == dim else 1 for i in range(y.ndim)])
+    return (diff(x, dim=dim - y.ndim) * sides).sum(axis=dim) * 0.5
+
+
+trapz = trapezoid
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803  (PyTorch's names)
+    """The Vandermonde matrix of a 1-D x (`torch.vander`): column j is x^(N−1−j), or x^j with
+    `increasing=True`; N = len(x) by default. Running products of x, so exact (and differentiable
+    to every order) at x = 0."""
+    (x,) = _rank("vander", (x,), (1,))
+    n = len(x) if N is None else int(N)
+    if n < 0:
+        raise ShapeError(f"vander: N must be non-negative, got {N}")
+    ones = Tensor(np.ones((len(x), builtins.min(n, 1)), dtype=x.dtype))
+    powers = concatenate([ones, x.unsqueeze(1).broadcast_to((len(x), builtins.max(n - 1, 0)))], axis=1).cumprod(1)
+    return powers if increasing else powers.flip(1)
+
+
+def cartesian_prod(*tensors):
+    """Every tuple of one element from each 1-D tensor, as the rows of a (N, k) tensor
+    (`torch.cartesian_prod`; one tensor is returned as it is). Differentiable."""
+    grids = meshgrid(*tensors, indexing="ij")
+    return grids[0] if len(grids) == 1 else stack([g.reshape(-1) for g in grids], axis=1)
+
+
+def combinations(input, r=2, with_replacement=False):  # noqa: A002  (PyTorch's names)
+    """The r-element combinations of a 1-D tensor's elements, in itertools' order, as the rows of a
+    (count, r) tensor (`torch.combinations`); r = 0 gives an empty 1-D tensor, as there. Differentiable."""
+    (x,) = _rank("combinations", (input,), (1,))
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
+        raise ShapeError(f"combinations: r must be a non-negative int, got {r!r}")
+    if r == 0:
+        return Tensor(np.zeros(0, dtype=x.dtype))
+    choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    picks = np.array(list(choose(range(len(x)), r)), dtype=np.int64).reshape(-1, r)
+    return x[picks]
+
 def diag(input, diagonal=0):  # noqa: A002  (PyTorch's names)
     """A vector made the `diagonal`-th diagonal of a square matrix of zeros, or a matrix's
     `diagonal`-th diagonal as a vector (`torch.diag`)."""
@@ -1068,6 +1484,21 @@ def diag(input, diagonal=0):  # noqa: A002  (PyTorch's names)
     padded = concatenate([x, Tensor(np.zeros(1, dtype=x.dtype))])  # the off-diagonal places pick the zero
     return padded[np.where(cols - rows == diagonal, np.minimum(rows, cols), n)]
 
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002  (PyTorch's names)
+    """Each vector along input's last axis made the `offset`-th diagonal of a square matrix of
+    zeros, whose two axes are `dim1` and `dim2` of the result (`torch.diag_embed`, the inverse of
+    `diagonal`). Differentiable: a gather from the vectors padded with a zero."""
+    x = _tensor(input)
+    if x.ndim == 0:
+        raise ShapeError("diag_embed: needs at least one dimension, got a 0-d tensor")
+    dims = _dims("diag_embed", (dim1, dim2), x.ndim + 1)
+    n = x.shape[-1]
+    m = n + builtins.abs(int(offset))
+    rows, cols = np.ogrid[:m, :m]
+    padded = concatenate([x, Tensor(np.zeros(x.shape[:-1] + (1,), dtype=x.dtype))], axis=-1)  # off the diagonal, the zero
+    return movedim(padded[..., np.where(cols - rows == offset, np.minimum(rows, cols), n)], (-2, -1), dims)
 
 def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002  (PyTorch's names)
     """The `offset`-th diagonal of the matrices along `dim1` and `dim2`, as the last axis
@@ -1112,6 +1543,24 @@ def _at_least(tensors, ndim, name):
     at_least = {1: np.atleast_1d, 2: np.atleast_2d, 3: np.atleast_3d}[ndim]
     return [t.reshape(at_least(np.broadcast_to(np.empty((), dtype=bool), t.shape)).shape) for t in _tensors(name, tensors)]
 
+
+
+def _at_least_form(ndim):
+    def at_least(*tensors):
+        single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+        tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        out = tuple(_at_least(tensors, ndim, f"atleast_{ndim}d"))
+        return out[0] if single else out
+
+    at_least.__name__ = at_least.__qualname__ = f"atleast_{ndim}d"
+    at_least.__doc__ = (
+        f"`torch.atleast_{ndim}d`: each tensor reshaped to at least {ndim} dimensions (as numpy's: (n,) "
+        f"becomes {['(n,)', '(1, n)', '(1, n, 1)'][ndim - 1]}); one tensor gives a tensor, several (or a list) a tuple."
+    )
+    return at_least
+
+
+atleast_1d, atleast_2d, atleast_3d = map(_at_least_form, (1, 2, 3))
 
 def hstack(tensors):
     """Tensors joined column-wise (`torch.hstack`): along axis 0 for vectors, 1 otherwise."""

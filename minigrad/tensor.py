@@ -73,6 +73,63 @@ class _Versions:
 versions = _Versions()
 
 
+class _Hooks:
+    """The gradient hooks of tensors (`Tensor.register_hook`): id -> (weak reference, {token: hook}),
+    kept off the tensor as the version counter is, so that tensors pay nothing for them; the
+    backward pass looks a tensor up only while some hook exists (`table` is not empty)."""
+
+    table = {}
+
+    def add(self, tensor, hook):
+        key = id(tensor)
+        entry = self.table.get(key)
+        if entry is None or entry[0]() is not tensor:
+            entry = self.table[key] = (weakref.ref(tensor, lambda _, key=key: self.table.pop(key, None)), {})
+        token = object()
+        entry[1][token] = hook
+        return RemovableHandle(self.table, key, token)
+
+    def run(self, tensor, grad, raw):
+        """The gradient of `tensor` after its hooks, in registration order: each gets the previous
+        one's result (a Tensor) and may return a replacement. `raw`: `grad` is a bare array (a
+        backward pass that records nothing), and so is the result."""
+        ref, hooks = self.table[id(tensor)]
+        if ref() is not tensor:
+            return grad
+        for hook in list(hooks.values()):
+            replaced = hook(_result(grad, None) if raw else grad)
+            if replaced is None:
+                continue
+            replaced = replaced if isinstance(replaced, Tensor) else Tensor(replaced)
+            if replaced.shape != tensor.shape:
+                raise ShapeError(
+                    f"register_hook: hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                    f"{replaced.shape} for a tensor of shape {tensor.shape}"
+                )
+            grad = replaced.data if raw else replaced
+        return grad
+
+
+hooks = _Hooks()
+
+
+class RemovableHandle:
+    """What `register_hook` returns, as torch.utils.hooks.RemovableHandle: `remove()` takes that hook
+    off the tensor (a second call does nothing)."""
+
+    __slots__ = ("_table", "_key", "_token")
+
+    def __init__(self, table, key, token):
+        self._table, self._key, self._token = table, key, token
+
+    def remove(self):
+        entry = self._table.get(self._key)
+        if entry is not None:
+            entry[1].pop(self._token, None)
+            if not entry[1]:
+                del self._table[self._key]
+
+
 class _Tracing:
     """`depth` > 0 while `minigrad.jit.compile` traces: traced tensors (those that require grad:
     the inputs, the parameters read at call time and everything computed from them) refuse to give
@@ -425,6 +482,16 @@ class Tensor:
         self._retains_grad = True
         return self
 
+    def register_hook(self, hook):
+        """Call `hook(grad)` whenever a backward pass has this tensor's gradient complete, before it
+        is used (accumulated into a leaf's `.grad`, passed on to an intermediate's inputs, returned
+        by `gradients`), as PyTorch's: a tensor it returns replaces the gradient, None keeps it.
+        With `create_graph=True` the hook's arithmetic is recorded too. Returns a handle whose
+        `remove()` takes the hook off."""
+        if not self.requires_grad:
+            raise GraphError(f"register_hook: the tensor (shape {self.shape}) does not require grad, so it never gets a gradient")
+        return hooks.add(self, hook)
+
     def zero_grad(self):
         """Forget the accumulated gradient."""
         self.grad = None
@@ -602,6 +669,77 @@ class Tensor:
     def zero_(self):
         """Set every element to 0, in place (`p.grad.zero_()`); returns self."""
         return self._inplace("zero_", 0, lambda a, b: np.zeros(np.shape(a), dtype=np.asarray(a).dtype))
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Set the main diagonal to `fill_value`, in place (`torch.Tensor.fill_diagonal_`): of a
+        matrix, or of a tensor whose dimensions are all equal (the elements [i, i, ..., i]). A tall
+        matrix's diagonal stops at its last column unless `wrap=True` starts it again one row below."""
+        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) > 1):
+            raise ShapeError(f"fill_diagonal_: needs a matrix, or a tensor whose dimensions are all equal, got shape {self.shape}")
+
+        def fill(a, value):
+            a = np.array(a)
+            np.fill_diagonal(a, value, wrap=wrap)
+            return a
+
+        return self._inplace("fill_diagonal_", fill_value, fill)
+
+    # The in-place random initializers (what `nn.init` calls, and PyTorch code writes to fill a
+    # weight), drawn from `generator` (a `mg.Generator`) or else the one `mg.manual_seed` seeded.
+    # Each checks its parameters as PyTorch does; a float draw into an integer tensor is refused.
+    def _draw_(self, name, draw, generator):
+        """Fill self with `draw(rng, shape)` in place, refused as `fill_` is while gradients are recorded."""
+        rng = _creation.generator_for(name, generator=generator)
+        return self._inplace(name, None, lambda a, _: draw(rng, np.shape(a)))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Normal samples of mean `mean` and standard deviation `std`, in place; returns self."""
+        _check_parameter("normal_", std >= 0, f"std >= 0, got {std}")
+        return self._draw_("normal_", lambda rng, shape: rng.normal(mean, std, shape), generator)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        """Samples uniform on [from_, to), in place (PyTorch's `from`, a Python keyword here `from_`)."""
+        _check_parameter("uniform_", from_ <= to, f"from <= to, got from={from_} > to={to}")
+        return self._draw_("uniform_", lambda rng, shape: rng.uniform(from_, to, shape), generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        """Samples e^z for z normal of mean `mean` and standard deviation `std`, in place."""
+        _check_parameter("log_normal_", std > 0, f"std > 0, got {std}")
+        return self._draw_("log_normal_", lambda rng, shape: rng.lognormal(mean, std, shape), generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Exponential samples of rate `lambd` (mean 1 / lambd), in place."""
+        _check_parameter("exponential_", lambd > 0, f"lambd > 0, got {lambd}")
+        return self._draw_("exponential_", lambda rng, shape: rng.exponential(1.0 / lambd, shape), generator)
+
+    def geometric_(self, p, *, generator=None):
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...), in place."""
+        _check_parameter("geometric_", 0 < p < 1, f"p in (0, 1), got {p}")
+        return self._draw_("geometric_", lambda rng, shape: rng.geometric(p, shape), generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """1 with probability p, else 0, in place; `p` a number or a tensor of probabilities that
+        broadcasts to this shape (an integer tensor takes the draws too)."""
+        p = p.data if isinstance(p, Tensor) else p
+        _check_parameter("bernoulli_", np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1)), "probabilities in [0, 1]")
+        return self._draw_("bernoulli_", lambda rng, shape: rng.random(shape) < p, generator)
+
+    def random_(self, *bounds, generator=None):
+        """Integers uniform on [from, to), in place, as `torch.Tensor.random_`: `random_(to)`,
+        `random_(from, to)`, or `random_()` (and `random_(from, None)`) up to the largest integer the
+        dtype holds exactly, included: 2^(mantissa digits) for a float, the maximum for an integer."""
+        if len(bounds) > 2:
+            raise TypeError(f"random_: takes (), (to) or (from, to), got {len(bounds)} arguments")
+        low, high = (0, bounds[0]) if len(bounds) == 1 else (bounds + (0, None))[:2]
+        dtype, kind = self.dtype, self.dtype.kind
+        largest = 2 ** (np.finfo(dtype).nmant + 1) if kind == "f" else 1 if kind == "b" else int(np.iinfo(dtype).max)
+        last = largest if high is None else high - 1
+        _check_parameter("random_", low <= last, f"from < to, got from={low} >= to={high}")
+        if kind != "f":
+            smallest = 0 if kind == "b" else int(np.iinfo(dtype).min)
+            _check_parameter("random_", smallest <= low and last <= largest, f"[from, to) inside the range of {dtype}, got [{low}, {high})")
+        integers = dtype if kind != "f" else np.int64
+        return self._draw_("random_", lambda rng, shape: rng.integers(low, last, shape, dtype=integers, endpoint=True), generator)
 
     def __setitem__(self, index, value):
         """x[index] = value, in place (under no_grad for tensors in a graph)."""
@@ -1366,6 +1504,11 @@ class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"
     `torch.return_types`: the values (differentiable) and the integer indices where they are."""
 
 
+def _check_parameter(name, holds, expected):
+    if not holds:
+        raise ValueError(f"{name}: expects {expected}")
+
+
 def _values_and_indices(tensor, name, dim, keepdim, axis):
     if axis is not None:
         raise TypeError(f"{name}: pass axis= or dim= (the same axis), not both")
@@ -1447,6 +1590,7 @@ from . import functional as _functional  # noqa: E402  (the same: it builds on o
 from . import linalg as _linalg  # noqa: E402  (the same)
 from . import creation as _creation, special as _special  # noqa: E402  (the same)
 from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
+from . import creation as _creation  # noqa: E402  (the same: its generator serves the in-place initializers)
 
 
 def _elementwise_method(primitive, binary=False):
@@ -1475,6 +1619,33 @@ for _primitive in _ops.BINARY_FUNCTIONS:
 for _name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2"):
     setattr(Tensor, "arc" + _name[1:], getattr(Tensor, _name))
 del _primitive, _name
+
+
+def _in_place_form(function):
+    """The in-place method `x.name_(...)` of the function `name(x, ...)`: computed on the values and
+    written into x, refused as `fill_` is while gradients are recorded; returns x."""
+    name = function.__name__ + "_"
+
+    def method(self, *args, **kwargs):
+        recorded = next((a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad), None)
+        return self._inplace(name, recorded, lambda a, _: function(self.detach(), *args, **kwargs).data)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"`x.{function.__name__}(...)` written into x, in place; returns x (see `minigrad.{function.__name__}`)."
+    return method
+
+
+# PyTorch's writing methods (x.scatter(...), x.index_add_(...), ...): the functions of
+# minigrad.functional, and their in-place forms; then the other functions torch has as methods.
+for _function in (
+    _functional.scatter, _functional.scatter_add, _functional.scatter_reduce, _functional.index_add, _functional.index_copy,
+    _functional.index_fill, _functional.index_put, _functional.put, _functional.masked_scatter,
+):
+    setattr(Tensor, _function.__name__, _function)
+    setattr(Tensor, _function.__name__ + "_", _in_place_form(_function))
+for _function in (_functional.unique, _functional.unique_consecutive, _functional.histc, _functional.mode, _functional.diag_embed):
+    setattr(Tensor, _function.__name__, _function)
+del _function
 
 
 # PyTorch's matrix methods (x.inverse(), x.det(), ...): the functions of minigrad.linalg.
