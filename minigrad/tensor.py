@@ -1588,9 +1588,8 @@ def _freed_message(tensor):
 from . import ops as _ops  # noqa: E402  (ops needs Tensor and Node defined above)
 from . import functional as _functional  # noqa: E402  (the same: it builds on ops and Tensor)
 from . import linalg as _linalg  # noqa: E402  (the same)
-from . import creation as _creation, special as _special  # noqa: E402  (the same)
+from . import creation as _creation, special as _special  # noqa: E402  (the same; creation's generator serves the initializers)
 from . import autograd as _autograd  # noqa: E402  (a module-level name: an import inside backward() costs 0.6 µs a call)
-from . import creation as _creation  # noqa: E402  (the same: its generator serves the in-place initializers)
 
 
 def _elementwise_method(primitive, binary=False):
