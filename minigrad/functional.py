@@ -859,15 +859,22 @@ def index_select(input, dim, index):  # noqa: A002  (PyTorch's names)
 def masked_select(input, mask):  # noqa: A002  (PyTorch's names)
     """The elements of input where the boolean `mask` (broadcast with it) is true, as a 1-D tensor
     in row-major order (`torch.masked_select`)."""
+    x, mask = _with_mask("masked_select", input, mask)
+    return x[np.nonzero(mask)]
+
+
+def _with_mask(name, input, mask):  # noqa: A002
+    """(input, mask) broadcast together, the mask a bool array; a mask of another dtype or shape is
+    refused, naming `name`."""
     x = _tensor(input)
-    mask = np.asarray(_constant("masked_select", mask) if isinstance(mask, Tensor) else mask)
+    mask = np.asarray(_constant(name, mask) if isinstance(mask, Tensor) else mask)
     if mask.dtype != bool:
-        raise ShapeError(f"masked_select: mask must be a bool tensor, got dtype {mask.dtype}")
+        raise ShapeError(f"{name}: mask must be a bool tensor, got dtype {mask.dtype}")
     try:
         shape = np.broadcast_shapes(x.shape, mask.shape)
     except ValueError:
-        raise ShapeError(f"masked_select: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
-    return x.broadcast_to(shape)[np.nonzero(np.broadcast_to(mask, shape))]
+        raise ShapeError(f"{name}: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
+    return x.broadcast_to(shape), np.broadcast_to(mask, shape)
 
 
 def take_along_dim(input, indices, dim=None):  # noqa: A002  (PyTorch's names)
@@ -1116,16 +1123,8 @@ def masked_scatter(input, mask, source):  # noqa: A002  (PyTorch's names)
     """A copy of input (broadcast with the bool `mask`) with source's elements, in row-major order,
     written where mask is true (`torch.masked_scatter`); source needs at least as many elements as
     mask has true ones, the rest unused."""
-    x = _tensor(input)
-    mask = np.asarray(_constant("masked_scatter", mask) if isinstance(mask, Tensor) else mask)
-    if mask.dtype != bool:
-        raise ShapeError(f"masked_scatter: mask must be a bool tensor, got dtype {mask.dtype}")
-    try:
-        shape = np.broadcast_shapes(x.shape, mask.shape)
-    except ValueError:
-        raise ShapeError(f"masked_scatter: the mask's shape {mask.shape} does not broadcast with the input's {x.shape}") from None
-    x = x.broadcast_to(shape)
-    positions = _positions(x)[np.broadcast_to(mask, shape)]
+    x, mask = _with_mask("masked_scatter", input, mask)
+    positions = _positions(x)[mask]
     source = _same_dtype("masked_scatter", x, _tensor(source), "source")
     if source.data.size < positions.size:
         raise ShapeError(f"masked_scatter: the mask has {positions.size} true elements but source only {source.data.size}")
