@@ -258,7 +258,7 @@ from .functional import (
 )
 from .function import Function, FunctionCtx
 from . import linalg, special
-from .linalg import cholesky, det, inv as inverse, logdet, pinverse, slogdet, torch_cross as cross
+from .linalg import cholesky, det, inv as inverse, logdet, matrix_exp, pinverse, slogdet, torch_cross as cross
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import count_nodes_edges, evaluate, topological_sort
 from .memory import checkpoint, checkpoint_sequential, saved_bytes, track_saved_bytes

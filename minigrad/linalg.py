@@ -24,8 +24,8 @@ from .tensor import Tensor
 
 __all__ = [
     "EigH", "LstsqResult", "QR", "SVD", "SignLogAbsDet",
-    "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank",
-    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+    "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
 ]
 
 
@@ -221,6 +221,13 @@ def _tolerances(name, A, atol, rtol):  # noqa: N803
 def _lower_symmetric(A):  # noqa: N803
     """The symmetric matrix A's lower triangle defines (what `hermitian=True` reads)."""
     return tril(A) + tril(A, -1).mT
+
+
+def matrix_exp(A):  # noqa: N803  (PyTorch's argument names)
+    """e^A = Σₖ Aᵏ/k! for each matrix of A (`torch.linalg.matrix_exp`): scaling and squaring with
+    the [13/13] Padé approximant (Higham 2005), within a few ulp of the series; its derivatives, of
+    every order, through the Fréchet derivative (an exponential of twice the size)."""
+    return ops.matrix_exp(_square("matrix_exp", A))
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):  # noqa: N803

@@ -1258,6 +1258,55 @@ def _pinv_jvp(t, out, a, atol, rtol):
     return -(p @ t[0] @ p) + (x - (x @ a) @ p) + (y - p @ (a @ y))
 
 
+# The matrix exponential e^A = Σₖ Aᵏ/k!, by scaling and squaring with the [13/13] Padé approximant
+# (Higham, "The scaling and squaring method for the matrix exponential revisited", 2005): A is
+# halved s times until ‖A‖₁ ≤ θ₁₃, where that approximant is exact to float64, and the result
+# squared s times. Its derivative in a direction E is the Fréchet derivative L(A, E), the upper
+# right block of exp([[A, E], [0, A]]) (Van Loan, 1978): written with matrix_exp itself, so every
+# order of derivative comes from the engine; the VJP is L(Aᵀ, G).
+_PADE_13 = [math.factorial(26 - j) * math.factorial(13) / (math.factorial(26) * math.factorial(j) * math.factorial(13 - j))
+            for j in range(14)]  # p(x) = Σ cⱼ xʲ, and e^x ≈ p(x) / p(−x)
+_THETA_13 = 5.371920351148152  # Higham's θ₁₃
+
+
+def _matrix_exp_forward(a):
+    dtype = np.result_type(a.dtype, np.float16)
+    a = a.astype(np.float64)
+    norm = np.abs(a).sum(axis=-2).max(axis=-1)  # ‖A‖₁ of each matrix
+    with np.errstate(divide="ignore", invalid="ignore"):
+        halvings = np.where(norm > _THETA_13, np.ceil(np.log2(norm / _THETA_13)), 0.0)
+    halvings = np.where(np.isfinite(halvings), halvings, 0.0).astype(np.int64)  # NaN and ∞ entries: NaN below
+    x = a / np.ldexp(1.0, halvings)[..., None, None]
+    c, identity = _PADE_13, np.eye(a.shape[-1])
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    odd = x @ (x6 @ (c[13] * x6 + c[11] * x4 + c[9] * x2) + c[7] * x6 + c[5] * x4 + c[3] * x2 + c[1] * identity)
+    even = x6 @ (c[12] * x6 + c[10] * x4 + c[8] * x2) + c[6] * x6 + c[4] * x4 + c[2] * x2 + c[0] * identity
+    result = np.linalg.solve(even - odd, even + odd)  # p(X) / p(−X): p(−X) = even − odd is well conditioned here
+    for k in range(int(halvings.max(initial=0))):
+        result = np.where((k < halvings)[..., None, None], result @ result, result)
+    return result.astype(dtype)
+
+
+def _frechet(a, e):
+    """L(A, E), the derivative of e^A in the direction E: the upper right n × n block of
+    exp([[A, E], [0, A]])."""
+    shape = np.broadcast_shapes(a.shape, e.shape)
+    a, e, n, rows, columns = broadcast_to(a, shape=shape), broadcast_to(e, shape=shape), shape[-1], len(shape) - 2, len(shape) - 1
+    zeros = constant(np.zeros(shape, dtype=np.result_type(a.dtype, e.dtype)))
+    block = concatenate(concatenate(a, e, axis=columns), concatenate(zeros, a, axis=columns), axis=rows)
+    return getitem(matrix_exp(block), index=(Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+matrix_exp = Primitive.define(
+    "matrix_exp",
+    forward=_matrix_exp_forward,
+    vjp=lambda g, out, a: (_frechet(a.mT, g),),
+    jvp=lambda t, out, a: _frechet(a, t[0]),
+)
+
+
 pinv = Primitive.define(
     "pinv",  # the Moore-Penrose pseudo-inverse, from the SVD, singular values at or below the cutoff dropped
     forward=_numerically("pinv", _pinv_forward, "the SVD did not converge"),

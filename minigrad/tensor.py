@@ -1649,7 +1649,7 @@ del _function
 
 # PyTorch's matrix methods (x.inverse(), x.det(), ...): the functions of minigrad.linalg.
 Tensor.inverse, Tensor.det, Tensor.logdet, Tensor.slogdet = _linalg.inv, _linalg.det, _linalg.logdet, _linalg.slogdet
-Tensor.cholesky, Tensor.cross = _linalg.cholesky, _linalg.torch_cross
+Tensor.cholesky, Tensor.cross, Tensor.matrix_exp = _linalg.cholesky, _linalg.torch_cross, _linalg.matrix_exp
 
 
 # PyTorch's methods that are minigrad's functions with the tensor first (x.remainder(y) is

@@ -178,4 +178,5 @@ def linalg_cases(rng, n=3):
         "svd_u": (lambda x: mg.linalg.svd(x, full_matrices=False).U ** 2, lambda x: torch.linalg.svd(x, full_matrices=False).U ** 2, [tall]),
         "svd_vh": (lambda x: mg.linalg.svd(x, full_matrices=False).Vh ** 2, lambda x: torch.linalg.svd(x, full_matrices=False).Vh ** 2, [wide]),
         "pinv": (mg.linalg.pinv, torch.linalg.pinv, [wide]),
+        "matrix_exp": (mg.linalg.matrix_exp, torch.linalg.matrix_exp, [a * 0.8]),  # ‖A‖₁ past θ₁₃: squarings too
     }
