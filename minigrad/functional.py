@@ -2037,3 +2037,129 @@ def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002  (PyTorch's names
 def diagflat(input, offset=0):  # noqa: A002  (PyTorch's names)
     """A square matrix with input, flattened, on its offset-th diagonal (`torch.diagflat`)."""
     return diag(_tensor(input).reshape(-1), offset)
+
+
+def _integer_function(name, compute, kinds="iub", arity=2):
+    """The `torch.name` of integer (and bool) tensors: computed by numpy, a constant (no gradient);
+    a float operand is refused as PyTorch refuses it."""
+    def computed(*xs):
+        if builtins.any(x.dtype.kind not in kinds for x in xs):
+            raise DtypeError(f"{name}: needs {'integer or bool' if 'b' in kinds else 'integer'} tensors, got {', '.join(str(x.dtype) for x in xs)}")
+        return Tensor(compute(*(_constant(name, x) for x in xs)))
+
+    if arity == 2:
+        def function(input, other):  # noqa: A002  (PyTorch's names)
+            return computed(*_promoted(input, other))
+    else:
+        def function(input):  # noqa: A002  (PyTorch's names)
+            return computed(_tensor(input))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"`torch.{name}` of integer{' or bool' if 'b' in kinds else ''} tensors (numpy's `{compute.__name__}`): a constant, no gradient."
+    return function
+
+
+gcd, lcm = _integer_function("gcd", np.gcd, "iu"), _integer_function("lcm", np.lcm, "iu")
+bitwise_and, bitwise_or, bitwise_xor = (_integer_function(f"bitwise_{op}", fn) for op, fn in
+                                        (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)))
+bitwise_not = _integer_function("bitwise_not", np.invert, arity=1)
+bitwise_left_shift = _integer_function("bitwise_left_shift", np.left_shift, "iu")
+bitwise_right_shift = _integer_function("bitwise_right_shift", np.right_shift, "iu")
+
+
+def ldexp(input, other):  # noqa: A002  (PyTorch's names)
+    """input · 2^other (`torch.ldexp`): float even for integer operands, differentiable in both as
+    the product it is (PyTorch's formula too)."""
+    x, y = _float_operands(input, other)
+    return x * 2.0 ** y
+
+
+MantissaExponent = collections.namedtuple("MantissaExponent", ["mantissa", "exponent"])
+
+
+def frexp(input):  # noqa: A002  (PyTorch's names)
+    """(mantissa, exponent) with input = mantissa · 2^exponent, |mantissa| in [0.5, 1) (`torch.frexp`;
+    the exponent int32). The mantissa is input / 2^exponent with the exponent a constant, so its
+    gradient is 1 / 2^exponent, PyTorch's."""
+    x = _tensor(input)
+    if x.dtype.kind != "f":
+        raise DtypeError(f"frexp: needs a floating-point tensor, got {x.dtype}")
+    exponent = np.frexp(_constant("frexp", x))[1].astype(np.int32)
+    return MantissaExponent(x / Tensor(np.ldexp(np.ones(1, x.dtype), exponent)), Tensor(exponent))
+
+
+def nextafter(input, other):  # noqa: A002  (PyTorch's names)
+    """The next float after input toward other (`torch.nextafter`): a constant, as PyTorch's has no gradient."""
+    x, y = _promoted(input, other)
+    if x.dtype.kind != "f":
+        raise DtypeError(f"nextafter: needs floating-point tensors, got {x.dtype}")
+    return Tensor(np.nextafter(_constant("nextafter", x), _constant("nextafter", y)))
+
+
+def renorm(input, p, dim, maxnorm):  # noqa: A002  (PyTorch's names)
+    """Each slice of input along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm
+    (`torch.renorm`, with its factor maxnorm / (norm + 1e-7)); differentiable through the norm."""
+    x = _tensor(input)
+    axis = ops.single_axis(dim, x.ndim, "renorm")
+    if p <= 0:
+        raise ValueError(f"renorm: p must be positive, got {p}")
+    norms = x.norm(p, axis=tuple(a for a in range(x.ndim) if a != axis), keepdims=True)
+    return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def unfold(input, dimension, size, step):  # noqa: A002  (PyTorch's names)
+    """The windows of `size` elements every `step` along `dimension` (`Tensor.unfold`): that
+    dimension becomes the window count, and a last one of `size` is added. PyTorch's is a strided
+    view; this is a copy by indexing (the gradient sums over overlapping windows alike)."""
+    x = _tensor(input)
+    axis = ops.single_axis(dimension, builtins.max(x.ndim, 1), "unfold")
+    row = x.reshape(1) if x.ndim == 0 else x  # a 0-d tensor has one window, of `size` ≤ 1 elements
+    if size < 0 or size > row.shape[axis] or step < 1:
+        raise ShapeError(f"unfold: size {size} must be in [0, {row.shape[axis]}] (dim {dimension} of shape {x.shape}) and step {step} positive")
+    windows = np.arange(0, row.shape[axis] - size + 1, step)[:, None] + np.arange(size)
+    out = movedim(movedim(row, axis, -1)[..., windows], -2, axis)
+    return out.reshape(size) if x.ndim == 0 else out
+
+
+def _scatter_into(name, input, src, pick):  # noqa: A002  (PyTorch's names)
+    """input with src written where `pick` (of an array of input's shape) selects: the
+    slice_scatter family, differentiable in both."""
+    x, src = _tensor(input), _tensor(src)
+    positions = pick(_positions(x))
+    _same_dtype(name, x, src)
+    if src.shape != positions.shape:
+        raise ShapeError(f"{name}: src must have the selected part's shape {positions.shape} (of input's {x.shape}), got {src.shape}")
+    return _into(x, positions, src)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):  # noqa: A002  (PyTorch's names)
+    """input with src written into input[..., start:end:step, ...] along dim (`torch.slice_scatter`)."""
+    axis = ops.single_axis(dim, _tensor(input).ndim, "slice_scatter")
+    if step < 1:
+        raise ValueError(f"slice_scatter: step must be positive, got {step}")
+    return _scatter_into("slice_scatter", input, src, lambda p: p[(slice(None),) * axis + (slice(start, end, step),)])
+
+
+def select_scatter(input, src, dim, index):  # noqa: A002  (PyTorch's names)
+    """input with src written into the slice input.select(dim, index) (`torch.select_scatter`)."""
+    x = _tensor(input)
+    axis = ops.single_axis(dim, x.ndim, "select_scatter")
+    _check_range("select_scatter", np.asarray(index), x.shape[axis], dim, x.shape, negative=True)
+    return _scatter_into("select_scatter", x, src, lambda p: np.take(p, index, axis=axis))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):  # noqa: A002  (PyTorch's names)
+    """input with src written into its diagonal(offset, dim1, dim2), laid out as `diagonal`
+    returns it, the diagonal last (`torch.diagonal_scatter`)."""
+    x = _tensor(input)
+    dim1, dim2 = _dims("diagonal_scatter", (dim1, dim2), x.ndim)
+    return _scatter_into("diagonal_scatter", x, src, lambda p: np.diagonal(p, offset, dim1, dim2))
+
+
+def conj(input):  # noqa: A002  (PyTorch's names)
+    """input itself: a real tensor is its own complex conjugate (`torch.conj`; `resolve_conj` and
+    `resolve_neg` too, whose lazy conjugate and negative bits a real tensor never has)."""
+    return _tensor(input)
+
+
+resolve_conj = resolve_neg = conj

@@ -1171,6 +1171,12 @@ class Tensor:
 
         return hardshrink(self, lambd)
 
+    def prelu(self, weight):
+        """`minigrad.nn.functional.prelu(self, weight)` (imported here, since nn loads on first use)."""
+        from .nn.functional import prelu
+
+        return prelu(self, weight)
+
     def gather(self, dim, index):
         return _functional.gather(self, dim, index)
 
@@ -1382,6 +1388,12 @@ class Tensor:
         if n < 2:
             raise ShapeError(f"mT: needs a tensor with at least 2 dimensions, got shape {self.shape}")
         return _ops.transpose(self, axes=(*range(n - 2), n - 1, n - 2))
+
+    mH = property(lambda self: self.mT, doc="The conjugate transpose of the last two axes: `mT`, tensors being real (PyTorch's `mH`).")
+
+    def adjoint(self):
+        """`mH` as a method (PyTorch's `adjoint()`): the last two axes swapped."""
+        return self.mT
 
     def swapaxes(self, a, b):
         return self._swap(a, b, "swapaxes")
@@ -1693,6 +1705,14 @@ for _function in (
     setattr(Tensor, _function.__name__, _function)
 Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal = Tensor.gt, Tensor.ge, Tensor.lt, Tensor.le
 Tensor.not_equal, Tensor.multiply, Tensor.subtract, Tensor.divide = Tensor.ne, Tensor.mul, Tensor.sub, Tensor.div
+for _function in (
+    _functional.bitwise_and, _functional.bitwise_left_shift, _functional.bitwise_not, _functional.bitwise_or,
+    _functional.bitwise_right_shift, _functional.bitwise_xor, _functional.conj, _functional.diagonal_scatter, _functional.frexp,
+    _functional.gcd, _functional.lcm, _functional.ldexp, _functional.nextafter, _functional.renorm, _functional.select_scatter,
+    _functional.slice_scatter, _functional.unfold, _linalg.cholesky_inverse, _linalg.cholesky_solve,
+):
+    setattr(Tensor, _function.__name__, _function)
+Tensor.resolve_conj = Tensor.resolve_neg = _functional.conj
 del _function
 
 

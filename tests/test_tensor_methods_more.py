@@ -401,3 +401,179 @@ def test_retains_grad_as_torch():
     assert a.retains_grad is b.retains_grad is True
     (a * a).sum().backward()
     np.testing.assert_array_equal(a.grad.data, [4.0, 8.0])
+
+
+# --------------------------------------------------------------------------- integer functions
+INTEGER_BINARY = ["gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"]
+
+
+@pytest.mark.parametrize("name", INTEGER_BINARY)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_integer_functions_match_torch(name, dtype, rng):
+    low = 0 if dtype == np.uint8 or "shift" in name else -20
+    x, y = rng.integers(low, 20, (3, 4)).astype(dtype), rng.integers(0, 5, 4).astype(dtype)
+    expected = getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(y))
+    _same(getattr(mg, name)(mg.tensor(x), mg.tensor(y)), expected)
+    _same(getattr(mg.tensor(x), name)(mg.tensor(y)), expected)
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_functions_of_bools_match_torch(name):
+    x, y = np.array([True, True, False, False]), np.array([True, False, True, False])
+    _same(getattr(mg, name)(mg.tensor(x), mg.tensor(y)), getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(y)))
+
+
+def test_bitwise_not_matches_torch():
+    for x in (np.array([0, 5, -3, 127], dtype=np.int8), np.array([0, 255], dtype=np.uint8), np.array([True, False])):
+        _same(mg.bitwise_not(mg.tensor(x)), torch.bitwise_not(torch.from_numpy(x)))
+        _same(mg.tensor(x).bitwise_not(), torch.from_numpy(x).bitwise_not())
+
+
+@pytest.mark.parametrize("name", INTEGER_BINARY + ["bitwise_not"])
+def test_integer_functions_refuse_floats_as_torch(name):
+    operands = (torch.tensor([1.5]),) * (1 if name == "bitwise_not" else 2)
+    with pytest.raises(RuntimeError):
+        getattr(torch, name)(*operands)
+    with pytest.raises(DtypeError, match=name):
+        getattr(mg, name)(*(mg.tensor([1.5]),) * len(operands))
+
+
+# --------------------------------------------------------------------------- ldexp, frexp, nextafter
+def test_ldexp_matches_torch_to_second_order(rng):
+    x, e = rng.standard_normal((2, 3)), rng.integers(-3, 4, 3).astype(np.float64)
+    _compare(mg.ldexp, torch.ldexp, [x, e], second=True)
+    # integer exponents ≥ 0: for a negative one, PyTorch's backward takes 2 ** other in integers (0)
+    _compare(lambda a: a.ldexp(mg.tensor(np.array([1, 0, 3]))), lambda a: a.ldexp(torch.tensor([1, 0, 3])), [x], second=True)
+    out, expected = mg.ldexp(mg.tensor([1, 3]), mg.tensor([2, -1])), torch.ldexp(torch.tensor([1, 3]), torch.tensor([2, -1]))
+    assert out.dtype.kind == "f"
+    np.testing.assert_array_equal(out.data, expected.numpy())
+
+
+def test_frexp_matches_torch_with_its_gradient(rng):
+    x = np.concatenate([rng.standard_normal(5) * 100, [0.0, -0.0, 1.0, 0.5, -3.0, 1e-310]])
+    mantissa, exponent = mg.frexp(mg.tensor(x))
+    expected = torch.frexp(torch.from_numpy(x))
+    _same(mantissa, expected.mantissa)
+    _same(exponent, expected.exponent)
+    assert mg.tensor(x).frexp().exponent.dtype == np.int32
+    _compare(lambda a: mg.frexp(a).mantissa, lambda a: torch.frexp(a).mantissa, [x[:5]], second=True)
+    with pytest.raises(DtypeError):
+        mg.frexp(mg.tensor([1, 2]))
+
+
+def test_nextafter_matches_torch(rng):
+    x = np.concatenate([rng.standard_normal(4), [0.0, 1.0, INF, -1.0]])
+    y = np.concatenate([rng.standard_normal(4), [1.0, 0.0, 0.0, -INF]])
+    for dtype in (np.float64, np.float32):
+        _same(mg.nextafter(mg.tensor(x.astype(dtype)), mg.tensor(y.astype(dtype))), torch.nextafter(torch.from_numpy(x.astype(dtype)), torch.from_numpy(y.astype(dtype))))
+    _same(mg.tensor(x).nextafter(mg.tensor(y)), torch.from_numpy(x).nextafter(torch.from_numpy(y)))
+
+
+# --------------------------------------------------------------------------- prelu, renorm, unfold
+def test_prelu_method_matches_torch_to_second_order(rng):
+    x, w = rng.standard_normal((2, 3, 4)), rng.uniform(0.1, 0.5, 3)
+    _compare(lambda a, b: a.prelu(b), lambda a, b: a.prelu(b), [x, w], second=True)
+
+
+@pytest.mark.parametrize("p, dim, maxnorm", [(2, 0, 1.0), (1, 1, 2.0), (3, -1, 0.5), (2, 1, 100.0)])
+def test_renorm_matches_torch_to_second_order(p, dim, maxnorm, rng):
+    x = rng.standard_normal((3, 4, 2))
+    _compare(lambda a: mg.renorm(a, p, dim, maxnorm), lambda a: torch.renorm(a, p, dim, maxnorm), [x], second=True)
+    _compare(lambda a: a.renorm(p, dim, maxnorm), lambda a: a.renorm(p, dim, maxnorm), [x])
+
+
+@pytest.mark.parametrize("shape, dimension, size, step", [((7,), 0, 3, 2), ((7,), 0, 7, 1), ((3, 8), 1, 2, 3), ((5, 4, 2), 0, 2, 1),
+                                                           ((3, 4), -1, 1, 1), ((4, 6), 1, 0, 2), ((), 0, 1, 1)])
+def test_unfold_matches_torch_to_second_order(shape, dimension, size, step, rng):
+    x = rng.standard_normal(shape)
+    _compare(lambda a: a.unfold(dimension, size, step), lambda a: a.unfold(dimension, size, step), [x], second=True)
+
+
+@pytest.mark.parametrize("size, step", [(5, 1), (2, 0), (-1, 1)])
+def test_unfold_refuses_bad_windows(size, step):
+    with pytest.raises(RuntimeError):
+        torch.ones(4).unfold(0, size, step)
+    with pytest.raises(ShapeError, match="unfold"):
+        mg.ones(4).unfold(0, size, step)
+
+
+# --------------------------------------------------------------------------- cholesky_solve, cholesky_inverse
+def _factor(rng, n, batch=()):
+    a = rng.standard_normal(batch + (n, n))
+    return np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + n * np.eye(n))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_cholesky_solve_and_inverse_match_torch_to_second_order(upper, batch, rng):
+    factor = _factor(rng, 3, batch)
+    factor = np.swapaxes(factor, -1, -2).copy() if upper else factor
+    b = rng.standard_normal(batch + (3, 2))
+    mask = np.triu(np.ones((3, 3))) if upper else np.tril(np.ones((3, 3)))  # perturb the triangle only
+    _compare(lambda x, f: mg.cholesky_solve(x, f * mg.tensor(mask), upper=upper),
+             lambda x, f: torch.cholesky_solve(x, f * torch.from_numpy(mask), upper=upper), [b, factor], second=True, atol=1e-9)
+    _compare(lambda x, f: x.cholesky_solve(f * mg.tensor(mask), upper),
+             lambda x, f: x.cholesky_solve(f * torch.from_numpy(mask), upper), [b, factor], atol=1e-9)
+    _compare(lambda f: mg.cholesky_inverse(f * mg.tensor(mask), upper=upper),
+             lambda f: torch.cholesky_inverse(f * torch.from_numpy(mask), upper=upper), [factor[0] if batch else factor], second=True, atol=1e-9)
+    _compare(lambda f: (f * mg.tensor(mask)).cholesky_inverse(upper), lambda f: (f * torch.from_numpy(mask)).cholesky_inverse(upper), [factor], atol=1e-9)
+
+
+def test_cholesky_inverse_reads_only_the_factors_triangle(rng):
+    """Off the triangle PyTorch's gradient has the full-matrix formula's entries; minigrad's is 0 there."""
+    factor = mg.tensor(_factor(rng, 3), requires_grad=True)
+    np.testing.assert_allclose(mg.cholesky_inverse(factor).data, torch.cholesky_inverse(torch.from_numpy(factor.data)).numpy(), rtol=1e-12)
+    mg.cholesky_inverse(factor).sum().backward()
+    assert not np.triu(factor.grad.data, 1).any() and factor.grad.data[np.tril_indices(3)].all()
+
+
+def test_cholesky_solve_refuses_a_non_square_factor():
+    with pytest.raises(ShapeError, match="cholesky_solve"):
+        mg.cholesky_solve(mg.ones((3, 1)), mg.ones((3, 2)))
+
+
+# --------------------------------------------------------------------------- slice/select/diagonal_scatter
+SCATTERS = [
+    ("slice_scatter", (5, 4), lambda rng: rng.standard_normal((2, 4)), {"start": 1, "end": 5, "step": 2}),
+    ("slice_scatter", (5, 4), lambda rng: rng.standard_normal((5, 2)), {"dim": 1, "start": -2}),
+    ("slice_scatter", (3, 4), lambda rng: rng.standard_normal((3, 4)), {}),
+    ("select_scatter", (3, 4, 2), lambda rng: rng.standard_normal((3, 2)), {"dim": 1, "index": -1}),
+    ("select_scatter", (3, 4), lambda rng: rng.standard_normal(4), {"dim": 0, "index": 2}),
+    ("diagonal_scatter", (3, 5), lambda rng: rng.standard_normal(3), {}),
+    ("diagonal_scatter", (3, 5), lambda rng: rng.standard_normal(3), {"offset": 2}),
+    ("diagonal_scatter", (4, 3, 2), lambda rng: rng.standard_normal((2, 3)), {"offset": -1, "dim1": 0, "dim2": 1}),
+    ("diagonal_scatter", (2, 3, 3), lambda rng: rng.standard_normal((3, 2)), {"dim1": 2, "dim2": 0}),
+]
+
+
+@pytest.mark.parametrize("name, shape, make_src, keywords", SCATTERS)
+def test_scatter_into_views_matches_torch_to_second_order(name, shape, make_src, keywords, rng):
+    x, src = rng.standard_normal(shape), make_src(rng)
+    _compare(lambda a, s: getattr(mg, name)(a, s, **keywords), lambda a, s: getattr(torch, name)(a, s, **keywords), [x, src], second=True)
+    _compare(lambda a, s: getattr(a, name)(s, **keywords), lambda a, s: getattr(a, name)(s, **keywords), [x, src])
+
+
+@pytest.mark.parametrize("name, src_shape, keywords", [("slice_scatter", (2, 4), {"start": 0, "end": 3}), ("select_scatter", (3,), {"dim": 0, "index": 1}),
+                                                       ("select_scatter", (4,), {"dim": 0, "index": 5}), ("diagonal_scatter", (4,), {})])
+def test_scatter_into_views_refuse_bad_shapes(name, src_shape, keywords):
+    with pytest.raises((RuntimeError, IndexError)):
+        getattr(torch, name)(torch.ones(3, 4, dtype=torch.float64), torch.ones(src_shape, dtype=torch.float64), **keywords)
+    with pytest.raises(ShapeError):
+        getattr(mg, name)(mg.ones((3, 4)), mg.ones(src_shape), **keywords)
+
+
+def test_scatter_into_views_refuse_another_dtype():
+    with pytest.raises(DtypeError):
+        mg.slice_scatter(mg.ones((3, 4)), mg.ones((3, 4), dtype=np.float32))
+
+
+# --------------------------------------------------------------------------- conjugates of real tensors
+def test_conjugates_of_a_real_tensor_are_itself_and_mH_is_mT(rng):
+    x = rng.standard_normal((2, 3, 4))
+    for name in ("conj", "resolve_conj", "resolve_neg"):
+        _compare(getattr(mg, name), getattr(torch, name), [x], second=True)
+        _compare(lambda a: getattr(a, name)(), lambda a: getattr(a, name)(), [x], second=True)
+    _compare(lambda a: a.mH, lambda a: a.mH, [x], second=True)
+    _compare(lambda a: a.adjoint(), lambda a: a.adjoint(), [x], second=True)
+    with pytest.raises(ShapeError):
+        mg.ones(3).mH
