@@ -1831,7 +1831,7 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002  (PyTorch's names)
     if x.dtype.kind == "f":
         return (x / y).trunc()
     floored = floor_divide(x, y)  # one below the truncated quotient where it is inexact and negative
-    return where(logical_and(fmod(x, y) != 0, (x < 0) != (y < 0)), floored + 1, floored)
+    return where(fmod(x, y) == 0, floored, where((x < 0) != (y < 0), floored + 1, floored))
 
 
 divide = div
@@ -1860,7 +1860,7 @@ def float_power(input, exponent):  # noqa: A002  (PyTorch's names)
 def _nan_ignoring(name, keeps_first, which):
     def function(input, other):  # noqa: A002  (PyTorch's names)
         x, y = _promoted(input, other)
-        return where(logical_or(keeps_first(x, y), isnan(y)), x, y)
+        return where(isnan(y), x, where(keeps_first(x, y), x, y))  # nested, not a logical_or: a traced mask stays traced
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"The {which} of the two elementwise, a NaN losing to a number (`torch.{name}`; NaN only where "

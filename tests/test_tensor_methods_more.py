@@ -577,3 +577,32 @@ def test_conjugates_of_a_real_tensor_are_itself_and_mH_is_mT(rng):
     _compare(lambda a: a.adjoint(), lambda a: a.adjoint(), [x], second=True)
     with pytest.raises(ShapeError):
         mg.ones(3).mH
+
+
+def test_the_compositions_compile(rng):
+    """The differentiable compositions trace: a compiled program recomputes them, and their
+    gradients, on new inputs (fmax's NaN test and div's rounding included)."""
+    from minigrad import jit
+
+    def f(x, y):
+        m = x.reshape(2, 3)
+        terms = [mg.fmax(x, y), mg.fmin(x, y), mg.div(x, y, rounding_mode="trunc") * x, mg.div(x, y, rounding_mode="floor") * y,
+                 mg.float_power(x.abs() + 1, y), mg.ldexp(x, y), mg.renorm(m, 2, 0, 1.0).reshape(-1), m.unfold(1, 2, 1).reshape(-1)[:6]]
+        return sum(t.sum() for t in terms) + mg.cov(m).sum() + mg.corrcoef(m).sum() + mg.dist(x, y) + mg.addmv(y[:2], m, x[:3]).sum()
+
+    def nan_ignoring(x, y):
+        return (mg.fmax(x, y) * 2 + mg.fmin(x, y)).sum()
+
+    for fn, with_nan in ((f, False), (nan_ignoring, True)):
+        compiled = jit.compile(fn, backward=True)
+        compiled(rng.standard_normal(6), rng.standard_normal(6))
+        x, y = rng.standard_normal(6), rng.standard_normal(6)
+        if with_nan:  # the NaN masks are recomputed: a finite value and gradients
+            x[0] = y[1] = NAN
+        value, grads = compiled(x, y)
+        xs = [mg.tensor(x, requires_grad=True), mg.tensor(y, requires_grad=True)]
+        expected = fn(*xs)
+        assert np.isfinite(value.data)
+        np.testing.assert_allclose(value.data, expected.data, rtol=1e-12)
+        for g, want in zip(grads, mg.gradients(expected, xs)):
+            np.testing.assert_allclose(g.data, want.data, rtol=1e-12)
