@@ -1773,3 +1773,393 @@ def _power_of_positive(x, exponent):
     """x ** exponent for x ≥ 0, with the value and gradient 0 where x is 0 (no infinite slope there)."""
     positive = x > 0  # a tensor, so that a compiled program recomputes it
     return where(positive, where(positive, x, 1.0) ** exponent, 0.0)
+
+
+# --------------------------------------------------------------------------- PyTorch's further names
+def _method_alias(name, method):
+    """The module-level `torch.name(x, ...)` of the Tensor method `method` (torch.multiply is
+    torch.mul): `_method`'s function under the alias's own name."""
+    function = _method(method)
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+# torch's module-level arithmetic and comparisons, and their longer aliases (torch.greater is torch.gt).
+add, sub, mul = _method("add"), _method("sub"), _method("mul")
+subtract, multiply = _method_alias("subtract", "sub"), _method_alias("multiply", "mul")
+eq, ne, lt, le, gt, ge = map(_method, "eq ne lt le gt ge".split())
+not_equal, less, less_equal = _method_alias("not_equal", "ne"), _method_alias("less", "lt"), _method_alias("less_equal", "le")
+greater, greater_equal = _method_alias("greater", "gt"), _method_alias("greater_equal", "ge")
+
+
+def _logical(name, combine):
+    def function(input, other):  # noqa: A002  (PyTorch's names)
+        x, y = _tensor(input), _tensor(other)
+        return Tensor(combine(_constant(name, x).astype(bool), _constant(name, y).astype(bool)))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"`torch.{name}`: the operands' truth (nonzero is True, NaN too) combined elementwise, "
+                        f"broadcast; a bool tensor, a constant (no gradient).")
+    return function
+
+
+logical_and, logical_or, logical_xor = (_logical(name, fn) for name, fn in
+                                        (("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)))
+
+
+def logical_not(input):  # noqa: A002  (PyTorch's names)
+    """Where input is zero (`torch.logical_not`): a bool tensor, a constant."""
+    return Tensor(np.logical_not(_constant("logical_not", _tensor(input))))
+
+
+_ROUNDING_MODES = (None, "trunc", "floor")
+
+
+def div(input, other, *, rounding_mode=None):  # noqa: A002  (PyTorch's names)
+    """input / other as `torch.div`: the true quotient (integers give floats), or rounded toward
+    zero (`rounding_mode="trunc"`) or toward −∞ (`"floor"`, `floor_divide`'s exact quotient). The
+    rounded ones keep integer dtypes, where a zero divisor raises ZeroDivisionError as in PyTorch,
+    and are steps, so their gradient is zeros as PyTorch's. Float "trunc" is trunc(input / other),
+    PyTorch's formula."""
+    if rounding_mode not in _ROUNDING_MODES:
+        raise ValueError(f"div: rounding_mode must be one of {_ROUNDING_MODES}, got {rounding_mode!r}")
+    if rounding_mode is None:
+        return true_divide(input, other)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    x, y = _promoted(input, other)
+    if x.dtype.kind == "f":
+        return (x / y).trunc()
+    floored = floor_divide(x, y)  # one below the truncated quotient where it is inexact and negative
+    return where(fmod(x, y) == 0, floored, where((x < 0) != (y < 0), floored + 1, floored))
+
+
+divide = div
+
+
+def positive(input):  # noqa: A002  (PyTorch's names)
+    """input itself (`torch.positive`, unary +); refused for bool tensors, as PyTorch does."""
+    x = _tensor(input)
+    if x.dtype == np.bool_:
+        raise DtypeError("positive: not defined for a bool tensor (as in PyTorch)")
+    return x
+
+
+def sgn(input):  # noqa: A002  (PyTorch's names)
+    """`torch.sgn`: x/|x| for complex numbers, which minigrad lacks, so the sign of a real tensor."""
+    return _tensor(input).sign()
+
+
+def float_power(input, exponent):  # noqa: A002  (PyTorch's names)
+    """input ** exponent computed in float64 whatever the dtypes (`torch.float_power`), either a
+    number; differentiable in both, as `pow`."""
+    x, y = (t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=np.float64)) for t in (input, exponent))
+    return x.astype(np.float64) ** y.astype(np.float64)
+
+
+def _nan_ignoring(name, keeps_first, which):
+    def function(input, other):  # noqa: A002  (PyTorch's names)
+        x, y = _promoted(input, other)
+        return where(isnan(y), x, where(keeps_first(x, y), x, y))  # nested, not a logical_or: a traced mask stays traced
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"The {which} of the two elementwise, a NaN losing to a number (`torch.{name}`; NaN only where "
+                        f"both are). As PyTorch's, a tie's gradient goes to input alone (`maximum` and `minimum` split it).")
+    return function
+
+
+fmax = _nan_ignoring("fmax", lambda x, y: x >= y, "larger")
+fmin = _nan_ignoring("fmin", lambda x, y: x <= y, "smaller")
+
+
+def isposinf(input):  # noqa: A002  (PyTorch's names)
+    """Where input is +∞ (a bool tensor; all False for integers)."""
+    return _tensor(input) == np.inf
+
+
+def isneginf(input):  # noqa: A002  (PyTorch's names)
+    """Where input is −∞ (a bool tensor; all False for integers)."""
+    return _tensor(input) == -np.inf
+
+
+def isreal(input):  # noqa: A002  (PyTorch's names)
+    """All True (`torch.isreal`): minigrad's tensors are real."""
+    return Tensor(np.ones(_tensor(input).shape, dtype=bool))
+
+
+def bincount(input, weights=None, minlength=0):  # noqa: A002  (PyTorch's names)
+    """How often each value 0, 1, … occurs in a 1-D tensor of non-negative integers, as
+    `torch.bincount`: max(input) + 1 bins, or `minlength` if more. With `weights` each occurrence
+    adds its weight: float32 weights give float32 sums, others float64, as PyTorch's. A scatter-add,
+    so differentiable in the weights (PyTorch's is not)."""
+    x = _tensor(input)
+    counts = _constant("bincount", x)
+    if x.ndim != 1 or counts.dtype.kind not in "iub" or (counts < 0).any():
+        raise ShapeError(f"bincount: input must be a 1-D tensor of non-negative integers, got dtype {x.dtype} and shape {x.shape}")
+    if isinstance(minlength, bool) or not isinstance(minlength, (int, np.integer)) or minlength < 0:
+        raise ValueError(f"bincount: minlength must be a non-negative int, got {minlength!r}")
+    n = builtins.max(int(minlength), int(counts.max()) + 1 if counts.size else 0)
+    if weights is None:
+        return Tensor(np.bincount(counts, minlength=n).astype(np.int64))
+    w = _tensor(weights)
+    if w.shape != x.shape:
+        raise ShapeError(f"bincount: weights of shape {w.shape} must have input's shape {x.shape}")
+    w = w if w.dtype in (np.float32, np.float64) else w.astype(np.float64)
+    return index_add(Tensor(np.zeros(n, dtype=w.dtype)), 0, counts.astype(np.int64), w)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002  (PyTorch's names)
+    """The covariance matrix of the variables in input's rows, observed in its columns (a vector
+    is one variable: a 0-d result), as `torch.cov`: integer frequency weights `fweights` and
+    float weights `aweights` per observation, divided by Σw − correction (Σw − correction·Σw·a/Σw
+    with aweights); a divisor ≤ 0 gives inf/NaN, as PyTorch's (which also warns). Differentiable
+    in input and aweights."""
+    x = _tensor(input)
+    if x.ndim > 2:
+        raise ShapeError(f"cov: input must be a vector or a matrix (variables × observations), got shape {x.shape}")
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    n = x.shape[1]
+    w = None
+    for given, name, kinds in ((fweights, "fweights", "iu"), (aweights, "aweights", "f")):
+        if given is None:
+            continue
+        given = _tensor(given)
+        if given.shape != (n,) or given.dtype.kind not in kinds:
+            raise ShapeError(f"cov: {name} must be a 1-D {'integer' if kinds == 'iu' else 'float'} tensor of the {n} observations, "
+                             f"got dtype {given.dtype} and shape {given.shape}")
+        if (_constant("cov", given) < 0).any():
+            raise ValueError(f"cov: {name} must be non-negative")
+        w = given if w is None else w * given
+    if w is None:
+        total, mean = n, x.mean(axis=1, keepdims=True)
+    else:
+        w = w.astype(x.dtype) if w.dtype.kind != "f" else w
+        total = w.sum()
+        mean = (x * w).sum(axis=1, keepdims=True) / total
+    if w is None or correction == 0:
+        divisor = total - correction if w is None else total
+    elif aweights is None:
+        divisor = total - correction
+    else:
+        divisor = total - correction * (w * _tensor(aweights)).sum() / total
+    divisor = where(divisor > 0, divisor, 0.0) if isinstance(divisor, Tensor) else builtins.max(divisor, 0)
+    centred = x - mean
+    return (matmul(centred, (centred if w is None else centred * w).mT) / divisor).squeeze()
+
+
+def corrcoef(input):  # noqa: A002  (PyTorch's names)
+    """Pearson's correlation coefficients of input's rows (`torch.corrcoef`): `cov` divided by the
+    standard deviations on both sides, clipped to [−1, 1] as PyTorch's."""
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    s = c.diagonal().sqrt()
+    return (c / s.reshape(-1, 1) / s.reshape(1, -1)).clip(-1.0, 1.0)
+
+
+def dist(input, other, p=2):  # noqa: A002  (PyTorch's names)
+    """The p-norm of input − other, broadcast and flattened (`torch.dist`)."""
+    x, y = _promoted(input, other)
+    return (x - y).norm(p)
+
+
+def vdot(input, other):  # noqa: A002  (PyTorch's names)
+    """The inner product of two vectors, the first conjugated (`torch.vdot`): `dot`, tensors being real."""
+    return dot(input, other)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
+    """beta·input + alpha·(mat @ vec), input broadcast (`torch.addmv`)."""
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
+    """beta·input + alpha·outer(vec1, vec2), input broadcast (`torch.addr`)."""
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002  (PyTorch's names)
+    """beta·input + alpha·Σᵢ batch1[i] @ batch2[i], the batch summed (`torch.addbmm`)."""
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(axis=0), beta, alpha)
+
+
+def _split_at(x, dim, bounds):
+    """The slices of x along dim between consecutive `bounds` (Python's slice clamping)."""
+    before = (slice(None),) * dim
+    return tuple(x[before + (slice(start, stop),)] for start, stop in zip(bounds[:-1], bounds[1:]))
+
+
+def tensor_split(input, indices_or_sections, dim=0):  # noqa: A002  (PyTorch's names)
+    """Pieces of input along dim, as `torch.tensor_split`: an int n gives n pieces (the first
+    length % n one longer, empty ones when n > length), a list of indices cuts before each (empty
+    pieces where they pass the end); a 0-d integer tensor is an int, a 1-D one a list."""
+    x = _tensor(input)
+    axis = ops.single_axis(dim, x.ndim, "tensor_split")
+    n = x.shape[axis]
+    cut = indices_or_sections.data if isinstance(indices_or_sections, Tensor) else indices_or_sections
+    cut = cut.tolist() if isinstance(cut, np.ndarray) else cut
+    if isinstance(cut, (int, np.integer)) and not isinstance(cut, bool):
+        if cut < 1:
+            raise ValueError(f"tensor_split: the number of sections must be positive, got {cut}")
+        sizes = [n // cut + (i < n % cut) for i in range(cut)]
+        return _split_at(x, axis, np.cumsum([0] + sizes).tolist())
+    if not isinstance(cut, (list, tuple)) or not builtins.all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in cut):
+        raise TypeError(f"tensor_split: indices_or_sections must be an int or a sequence of ints, got {indices_or_sections!r}")
+    return _split_at(x, axis, [0, *(int(i) for i in cut), None])
+
+
+def _split_form(name, dim, ndim):
+    def function(input, indices_or_sections):  # noqa: A002  (PyTorch's names)
+        x = _tensor(input)
+        if x.ndim < ndim:
+            raise ShapeError(f"{name}: needs a tensor of at least {ndim} dimensions, got shape {x.shape}")
+        axis = dim if x.ndim > 1 else 0
+        if isinstance(indices_or_sections, (int, np.integer)) and x.shape[axis] % builtins.max(int(indices_or_sections), 1):
+            raise ShapeError(f"{name}: dim {axis} of shape {x.shape} does not split into {indices_or_sections} equal pieces")
+        return tensor_split(x, indices_or_sections, axis)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"`torch.{name}`: `tensor_split` along dim {dim}{' (0 for a vector)' if name == 'hsplit' else ''}, "
+                        f"an int of sections having to divide the length.")
+    return function
+
+
+hsplit, vsplit, dsplit = _split_form("hsplit", 1, 1), _split_form("vsplit", 0, 2), _split_form("dsplit", 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002  (PyTorch's names)
+    """`split` with a list of lengths (`torch.split_with_sizes`), which must add up to dim's length."""
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError(f"split_with_sizes: split_sizes must be a sequence of lengths, got {split_sizes!r}")
+    return split(input, split_sizes, dim)
+
+
+def diagflat(input, offset=0):  # noqa: A002  (PyTorch's names)
+    """A square matrix with input, flattened, on its offset-th diagonal (`torch.diagflat`)."""
+    return diag(_tensor(input).reshape(-1), offset)
+
+
+def _integer_function(name, compute, kinds="iub", arity=2):
+    """The `torch.name` of integer (and bool) tensors: computed by numpy, a constant (no gradient);
+    a float operand is refused as PyTorch refuses it."""
+    def computed(*xs):
+        if builtins.any(x.dtype.kind not in kinds for x in xs):
+            raise DtypeError(f"{name}: needs {'integer or bool' if 'b' in kinds else 'integer'} tensors, got {', '.join(str(x.dtype) for x in xs)}")
+        return Tensor(compute(*(_constant(name, x) for x in xs)))
+
+    if arity == 2:
+        def function(input, other):  # noqa: A002  (PyTorch's names)
+            return computed(*_promoted(input, other))
+    else:
+        def function(input):  # noqa: A002  (PyTorch's names)
+            return computed(_tensor(input))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"`torch.{name}` of integer{' or bool' if 'b' in kinds else ''} tensors (numpy's `{compute.__name__}`): a constant, no gradient."
+    return function
+
+
+gcd, lcm = _integer_function("gcd", np.gcd, "iu"), _integer_function("lcm", np.lcm, "iu")
+bitwise_and, bitwise_or, bitwise_xor = (_integer_function(f"bitwise_{op}", fn) for op, fn in
+                                        (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)))
+bitwise_not = _integer_function("bitwise_not", np.invert, arity=1)
+bitwise_left_shift = _integer_function("bitwise_left_shift", np.left_shift, "iu")
+bitwise_right_shift = _integer_function("bitwise_right_shift", np.right_shift, "iu")
+
+
+def ldexp(input, other):  # noqa: A002  (PyTorch's names)
+    """input · 2^other (`torch.ldexp`): float even for integer operands, differentiable in both as
+    the product it is (PyTorch's formula too)."""
+    x, y = _float_operands(input, other)
+    return x * 2.0 ** y
+
+
+MantissaExponent = collections.namedtuple("MantissaExponent", ["mantissa", "exponent"])
+
+
+def frexp(input):  # noqa: A002  (PyTorch's names)
+    """(mantissa, exponent) with input = mantissa · 2^exponent, |mantissa| in [0.5, 1) (`torch.frexp`;
+    the exponent int32). The mantissa is input / 2^exponent with the exponent a constant, so its
+    gradient is 1 / 2^exponent, PyTorch's."""
+    x = _tensor(input)
+    if x.dtype.kind != "f":
+        raise DtypeError(f"frexp: needs a floating-point tensor, got {x.dtype}")
+    exponent = np.frexp(_constant("frexp", x))[1].astype(np.int32)
+    return MantissaExponent(x / Tensor(np.ldexp(np.ones(1, x.dtype), exponent)), Tensor(exponent))
+
+
+def nextafter(input, other):  # noqa: A002  (PyTorch's names)
+    """The next float after input toward other (`torch.nextafter`): a constant, as PyTorch's has no gradient."""
+    x, y = _promoted(input, other)
+    if x.dtype.kind != "f":
+        raise DtypeError(f"nextafter: needs floating-point tensors, got {x.dtype}")
+    return Tensor(np.nextafter(_constant("nextafter", x), _constant("nextafter", y)))
+
+
+def renorm(input, p, dim, maxnorm):  # noqa: A002  (PyTorch's names)
+    """Each slice of input along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm
+    (`torch.renorm`, with its factor maxnorm / (norm + 1e-7)); differentiable through the norm."""
+    x = _tensor(input)
+    axis = ops.single_axis(dim, x.ndim, "renorm")
+    if p <= 0:
+        raise ValueError(f"renorm: p must be positive, got {p}")
+    norms = x.norm(p, axis=tuple(a for a in range(x.ndim) if a != axis), keepdims=True)
+    return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def unfold(input, dimension, size, step):  # noqa: A002  (PyTorch's names)
+    """The windows of `size` elements every `step` along `dimension` (`Tensor.unfold`): that
+    dimension becomes the window count, and a last one of `size` is added. PyTorch's is a strided
+    view; this is a copy by indexing (the gradient sums over overlapping windows alike)."""
+    x = _tensor(input)
+    axis = ops.single_axis(dimension, builtins.max(x.ndim, 1), "unfold")
+    row = x.reshape(1) if x.ndim == 0 else x  # a 0-d tensor has one window, of `size` ≤ 1 elements
+    if size < 0 or size > row.shape[axis] or step < 1:
+        raise ShapeError(f"unfold: size {size} must be in [0, {row.shape[axis]}] (dim {dimension} of shape {x.shape}) and step {step} positive")
+    windows = np.arange(0, row.shape[axis] - size + 1, step)[:, None] + np.arange(size)
+    out = movedim(movedim(row, axis, -1)[..., windows], -2, axis)
+    return out.reshape(size) if x.ndim == 0 else out
+
+
+def _scatter_into(name, input, src, pick):  # noqa: A002  (PyTorch's names)
+    """input with src written where `pick` (of an array of input's shape) selects: the
+    slice_scatter family, differentiable in both."""
+    x, src = _tensor(input), _tensor(src)
+    positions = pick(_positions(x))
+    _same_dtype(name, x, src)
+    if src.shape != positions.shape:
+        raise ShapeError(f"{name}: src must have the selected part's shape {positions.shape} (of input's {x.shape}), got {src.shape}")
+    return _into(x, positions, src)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):  # noqa: A002  (PyTorch's names)
+    """input with src written into input[..., start:end:step, ...] along dim (`torch.slice_scatter`)."""
+    axis = ops.single_axis(dim, _tensor(input).ndim, "slice_scatter")
+    if step < 1:
+        raise ValueError(f"slice_scatter: step must be positive, got {step}")
+    return _scatter_into("slice_scatter", input, src, lambda p: p[(slice(None),) * axis + (slice(start, end, step),)])
+
+
+def select_scatter(input, src, dim, index):  # noqa: A002  (PyTorch's names)
+    """input with src written into the slice input.select(dim, index) (`torch.select_scatter`)."""
+    x = _tensor(input)
+    axis = ops.single_axis(dim, x.ndim, "select_scatter")
+    _check_range("select_scatter", np.asarray(index), x.shape[axis], dim, x.shape, negative=True)
+    return _scatter_into("select_scatter", x, src, lambda p: np.take(p, index, axis=axis))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):  # noqa: A002  (PyTorch's names)
+    """input with src written into its diagonal(offset, dim1, dim2), laid out as `diagonal`
+    returns it, the diagonal last (`torch.diagonal_scatter`)."""
+    x = _tensor(input)
+    dim1, dim2 = _dims("diagonal_scatter", (dim1, dim2), x.ndim)
+    return _scatter_into("diagonal_scatter", x, src, lambda p: np.diagonal(p, offset, dim1, dim2))
+
+
+def conj(input):  # noqa: A002  (PyTorch's names)
+    """input itself: a real tensor is its own complex conjugate (`torch.conj`; `resolve_conj` and
+    `resolve_neg` too, whose lazy conjugate and negative bits a real tensor never has)."""
+    return _tensor(input)
+
+
+resolve_conj = resolve_neg = conj

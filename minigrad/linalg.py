@@ -108,6 +108,23 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):  # noqa: N
     return solve(T, B, left=left)
 
 
+def cholesky_solve(B, L, upper=False):  # noqa: N803  (PyTorch's argument names)
+    """X with A X = B for A = L Lᵀ given its Cholesky factor L (`torch.cholesky_solve`; with
+    `upper=True` L is the upper factor U, A = Uᵀ U): two triangular solves, differentiable in B and L.
+    A top-level torch name, kept out of `__all__`, which lists torch.linalg's."""
+    L = _square("cholesky_solve", L)  # noqa: N806
+    first, second = (L.mT, L) if upper else (L, L.mT)
+    return solve_triangular(second, solve_triangular(first, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L, upper=False):  # noqa: N803  (PyTorch's argument names)
+    """A⁻¹ for A = L Lᵀ (or Uᵀ U with `upper=True`) given its Cholesky factor (`torch.cholesky_inverse`).
+    Only L's triangle is read, so the gradient is zero off it, where PyTorch's has the entries of
+    the full-matrix formula (its cholesky_solve reads the triangle, as here)."""
+    L = _square("cholesky_inverse", L)  # noqa: N806
+    return cholesky_solve(Tensor(np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape).copy()), L, upper)
+
+
 def cholesky(A, *, upper=False):  # noqa: N803
     """The lower-triangular L with L Lᵀ = A for a symmetric positive-definite A, read from A's lower
     triangle (`torch.linalg.cholesky`); `upper=True` gives Lᵀ."""

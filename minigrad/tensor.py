@@ -1049,6 +1049,27 @@ class Tensor:
         """The bytes of one element (PyTorch's `element_size`: 4 for float32)."""
         return self.data.itemsize
 
+    itemsize = property(lambda self: self.data.itemsize, doc="The bytes of one element (PyTorch's `itemsize`, `element_size()`).")
+    nbytes = property(lambda self: self.data.nbytes, doc="The bytes of all the elements (PyTorch's `nbytes`).")
+    is_cpu = property(lambda self: True, doc="True: minigrad's tensors live on the CPU (PyTorch's `is_cpu`).")
+    is_cuda = property(lambda self: False, doc="False: minigrad's tensors live on the CPU (PyTorch's `is_cuda`).")
+    retains_grad = property(
+        lambda self: self._retains_grad and self.node is not None,
+        doc="Whether `retain_grad()` was called on this non-leaf (False for leaves, which keep `.grad` anyway, as PyTorch's).",
+    )
+
+    def ndimension(self):
+        """The number of dimensions (PyTorch's older name for `dim()`)."""
+        return self.data.ndim
+
+    def is_signed(self):
+        """Whether the dtype holds negative numbers: floats and signed integers, not bool or uint8 (PyTorch's `is_signed`)."""
+        return self.data.dtype.kind in "fi"
+
+    def is_complex(self):
+        """False: minigrad has no complex dtypes (PyTorch's `is_complex`)."""
+        return False
+
     # The dtype conversions, x.half() to x.long(), are made below the class (_conversion).
 
     def type_as(self, other):
@@ -1077,9 +1098,6 @@ class Tensor:
 
     def mul(self, other):
         return self * other
-
-    def div(self, other):
-        return self / other
 
     def matmul(self, other):
         return self @ other
@@ -1152,6 +1170,12 @@ class Tensor:
         from .nn.functional import hardshrink  # minigrad.nn loads on first use
 
         return hardshrink(self, lambd)
+
+    def prelu(self, weight):
+        """`minigrad.nn.functional.prelu(self, weight)` (imported here, since nn loads on first use)."""
+        from .nn.functional import prelu
+
+        return prelu(self, weight)
 
     def gather(self, dim, index):
         return _functional.gather(self, dim, index)
@@ -1364,6 +1388,12 @@ class Tensor:
         if n < 2:
             raise ShapeError(f"mT: needs a tensor with at least 2 dimensions, got shape {self.shape}")
         return _ops.transpose(self, axes=(*range(n - 2), n - 1, n - 2))
+
+    mH = property(lambda self: self.mT, doc="The conjugate transpose of the last two axes: `mT`, tensors being real (PyTorch's `mH`).")
+
+    def adjoint(self):
+        """`mH` as a method (PyTorch's `adjoint()`): the last two axes swapped."""
+        return self.mT
 
     def swapaxes(self, a, b):
         return self._swap(a, b, "swapaxes")
@@ -1664,7 +1694,25 @@ for _function in (
     _functional.sort, _functional.take, _functional.unbind, _creation.multinomial, _linalg.pinverse, _special.sinc, _special.xlogy,
 ):
     setattr(Tensor, _function.__name__, _function)
-Tensor.ger, Tensor.negative, Tensor.absolute, Tensor.true_divide = Tensor.outer, Tensor.neg, Tensor.abs, Tensor.div
+Tensor.ger, Tensor.negative, Tensor.absolute, Tensor.true_divide = Tensor.outer, Tensor.neg, Tensor.abs, _functional.true_divide
+for _function in (
+    _functional.addbmm, _functional.addmv, _functional.addr, _functional.bincount, _functional.corrcoef, _functional.cov,
+    _functional.diagflat, _functional.dist, _functional.div, _functional.dsplit, _functional.float_power,
+    _functional.fmax, _functional.fmin, _functional.hsplit, _functional.isneginf, _functional.isposinf, _functional.isreal,
+    _functional.logical_and, _functional.logical_not, _functional.logical_or, _functional.logical_xor, _functional.positive,
+    _functional.sgn, _functional.split_with_sizes, _functional.tensor_split, _functional.vdot, _functional.vsplit,
+):
+    setattr(Tensor, _function.__name__, _function)
+Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal = Tensor.gt, Tensor.ge, Tensor.lt, Tensor.le
+Tensor.not_equal, Tensor.multiply, Tensor.subtract, Tensor.divide = Tensor.ne, Tensor.mul, Tensor.sub, Tensor.div
+for _function in (
+    _functional.bitwise_and, _functional.bitwise_left_shift, _functional.bitwise_not, _functional.bitwise_or,
+    _functional.bitwise_right_shift, _functional.bitwise_xor, _functional.conj, _functional.diagonal_scatter, _functional.frexp,
+    _functional.gcd, _functional.lcm, _functional.ldexp, _functional.nextafter, _functional.renorm, _functional.select_scatter,
+    _functional.slice_scatter, _functional.unfold, _linalg.cholesky_inverse, _linalg.cholesky_solve,
+):
+    setattr(Tensor, _function.__name__, _function)
+Tensor.resolve_conj = Tensor.resolve_neg = _functional.conj
 del _function
 
 
