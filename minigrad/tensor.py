@@ -577,6 +577,29 @@ class Tensor:
     def __rmatmul__(self, other):
         return _ops.matmul_any(self._lift(other), self)
 
+    # `mask & other_mask`, `|`, `^`, `~`: logical on bool tensors, bitwise on integer ones, as in
+    # PyTorch; no gradient, and a float operand is refused by name (bitwise_and & co.)
+    def __and__(self, other):
+        return _functional.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return _functional.bitwise_and(other, self)
+
+    def __or__(self, other):
+        return _functional.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return _functional.bitwise_or(other, self)
+
+    def __xor__(self, other):
+        return _functional.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return _functional.bitwise_xor(other, self)
+
+    def __invert__(self):
+        return _functional.bitwise_not(self)
+
     # ----------------------------------------------------------------- in-place updates
     # `w -= lr * w.grad` under no_grad (the manual SGD step), `add_`, `zero_`, `x[i] = v`: the data
     # changes in place (views of it, like .numpy(), see the change, as in PyTorch) and the tensor

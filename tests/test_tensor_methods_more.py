@@ -606,3 +606,20 @@ def test_the_compositions_compile(rng):
         np.testing.assert_allclose(value.data, expected.data, rtol=1e-12)
         for g, want in zip(grads, mg.gradients(expected, xs)):
             np.testing.assert_allclose(g.data, want.data, rtol=1e-12)
+
+
+def test_the_bitwise_operators_combine_masks_and_integers_as_torch():
+    """`(x > 0) & (x < 2)`, `|`, `^`, `~` with tensors and Python numbers on either side: logical on
+    bool tensors, bitwise on integers, as torch's; a float operand is refused by name."""
+    masks = np.array([True, False, True, False]), np.array([True, True, False, False])
+    integers = np.array([5, 3, -8, 0]), np.array([6, 1, 3, -1])
+    for a, b in (masks, integers):
+        x, y, tx, ty = mg.tensor(a), mg.tensor(b), torch.tensor(a), torch.tensor(b)
+        for ours, theirs in ((x & y, tx & ty), (x | y, tx | ty), (x ^ y, tx ^ ty), (~x, ~tx), (x & b[0].item(), tx & b[0].item()),
+                             (a[0].item() | y, a[0].item() | ty), (True ^ x if a.dtype == bool else 3 ^ x, True ^ tx if a.dtype == bool else 3 ^ tx)):
+            np.testing.assert_array_equal(ours.data, theirs.numpy())
+            assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    values = mg.tensor([1.0, -2.0, 0.5, 3.0])
+    np.testing.assert_array_equal(values[(values > 0) & (values < 2)].data, [1.0, 0.5])
+    with pytest.raises(mg.DtypeError, match="bitwise_and: needs integer or bool tensors, got float64"):
+        values & values
