@@ -1670,8 +1670,6 @@ class LogNormal(TransformedDistribution):
     """exp(X) for X ~ N(loc, scale²), elementwise (PyTorch's `LogNormal(loc, scale)`: the parameters
     are the normal's): a normal under `ExpTransform`, density N(log x; loc, scale²) / x for x > 0."""
 
-    support = constraints.positive
-
     def __init__(self, loc, scale):
         super().__init__(Normal(loc, scale), ExpTransform())
         self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
@@ -1701,8 +1699,6 @@ class LogisticNormal(TransformedDistribution):
     stick-breaking map of N(loc, scale²) over vectors of K − 1 entries onto vectors of K that sum to
     1 (Aitchison's logistic normal, PyTorch's). Its log-density is the change of variables; it has
     no mean or entropy in closed form (nor in PyTorch)."""
-
-    support = constraints.simplex
 
     _event_dims = {"loc": 1, "scale": 1}
 
@@ -1873,8 +1869,6 @@ class InverseGamma(TransformedDistribution):
     β^α y^(−α−1) e^(−β/y) / Γ(α) for y > 0: the conjugate prior of a normal's variance. Mean ∞ for
     α ≤ 1 and variance ∞ for α ≤ 2, as in PyTorch. `rsample` is 1/X of Gamma's, differentiable in
     both parameters (in α to first order, as Gamma's)."""
-
-    support = constraints.positive
 
     def __init__(self, concentration, rate):
         concentration, rate = _together(concentration, rate)
@@ -2223,8 +2217,6 @@ class _Relaxed(TransformedDistribution):
 class RelaxedBernoulli(_Relaxed):
     """A relaxed coin flip in (0, 1): sigmoid of a `LogitRelaxedBernoulli` draw. `rsample` is
     differentiable in the probabilities (Gumbel-softmax training of discrete latent variables)."""
-
-    support = constraints.unit_interval
 
     _base, _transform = LogitRelaxedBernoulli, SigmoidTransform
 

@@ -893,7 +893,8 @@ def _incomplete_gamma(name, upper):
 gammainc, gammaincc = _incomplete_gamma("gammainc", upper=False), _incomplete_gamma("gammaincc", upper=True)
 
 # What Tensor makes a method of (x.asin(), y.atan2(x)): the one list of these functions.
-UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma, i0)
+UNARY_FUNCTIONS = (erf, erfc, erfinv, log1p, expm1, exp2, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, lgamma, i0,
+                   floor, ceil, trunc)
 BINARY_FUNCTIONS = (atan2, hypot)
 
 

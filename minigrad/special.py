@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .functional import (
-    digamma, erf, erfc, erfinv, exp2, expm1, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma, log1p, log_softmax, logit,
+    _float_operands, digamma, erf, erfc, erfinv, exp2, expm1, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma, log1p, log_softmax, logit,
     logsumexp, mvlgamma, ndtri, polygamma, round, sigmoid, softmax, where,
 )
 from .tensor import Tensor
@@ -35,18 +35,17 @@ _SINC_SERIES_BELOW = 1e-2  # |πx| under which 1 − z²/6 + z⁴/120 − z⁶/5
 _LOG_NDTR_ASYMPTOTIC_BELOW = -37.5  # where erfc(−x/√2) underflows; the series' next term is 3e-13 of its sum there
 
 
-def _tensors(*values):
-    """Tensors, a Python number taking the floating dtype of the tensors beside it (as torch's)."""
-    given = [v for v in values if isinstance(v, Tensor)]
-    dtype = np.result_type(*(t.dtype for t in given), np.float16) if given else np.float64
-    return tuple(v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=np.result_type(np.asarray(v).dtype, dtype))) for v in values)
+def _float(x):
+    """x as a floating tensor (an integer one in float64, minigrad's default float)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return x if x.dtype.kind == "f" else x.astype(np.float64)
 
 
 def _x_times(x, y, log, singular):
     """x · log(y), 0 where x = 0 and log(y) is infinite (`singular` y); elsewhere the product,
     so that its gradient in x is log(y) at x = 0 too, as PyTorch's. The singular branch's log gets
     a harmless argument, so no 0 · ∞ reaches a gradient."""
-    x, y = _tensors(x, y)
+    x, y = _float_operands(x, y)
     zero = (x.data == 0) & (singular(y.data) | np.isinf(y.data))
     safe = where(zero, np.full((), 2.0, dtype=y.dtype), y)
     return where(zero, np.zeros((), dtype=x.dtype), x * log(safe) + 0.0)  # + 0: 0 · log 0.5 is −0, torch's +0
@@ -65,7 +64,7 @@ def xlog1py(input, other):  # noqa: A002
 def entr(input):  # noqa: A002
     """−x log x for x > 0, 0 at 0, −∞ for x < 0 (NaN stays NaN). Its gradient at 0 is 0 here,
     PyTorch's +∞ (the one-sided derivative)."""
-    (x,) = _tensors(input)
+    x = _float(input)
     positive = x.data > 0
     safe = where(positive, x, np.ones((), dtype=x.dtype))
     outside = np.where(x.data == 0, 0.0, np.where(np.isnan(x.data), np.nan, -np.inf)).astype(x.dtype)
@@ -74,7 +73,7 @@ def entr(input):  # noqa: A002
 
 def sinc(input):  # noqa: A002
     """sin(πx) / (πx), 1 at 0; its Taylor polynomial for |πx| < 1e-2, so derivatives at 0 are exact."""
-    (x,) = _tensors(input)
+    x = _float(input)
     z = x * math.pi
     near = np.abs(z.data) < _SINC_SERIES_BELOW
     far = where(near, np.ones((), dtype=x.dtype), z)
@@ -86,14 +85,14 @@ def sinc(input):  # noqa: A002
 def ndtr(input):  # noqa: A002
     """Φ(x), the standard normal CDF, as erfc(−x/√2)/2: accurate in the lower tail, where
     (1 + erf(x/√2))/2 cancels."""
-    (x,) = _tensors(input)
+    x = _float(input)
     return 0.5 * erfc(-x / math.sqrt(2.0))
 
 
 def log_ndtr(input):  # noqa: A002
     """log Φ(x): log1p(−Φ(−x)) above −1, log Φ(x) down to −37.5 and, below, where Φ underflows, the
     asymptotic series −x²/2 − log(−x √(2π)) + log(1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸)."""
-    (x,) = _tensors(input)
+    x = _float(input)
     upper = x.data > -1.0
     lower = x.data < _LOG_NDTR_ASYMPTOTIC_BELOW
     middle_x = where(upper | lower, np.full((), -2.0, dtype=x.dtype), x)

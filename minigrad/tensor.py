@@ -1136,20 +1136,6 @@ class Tensor:
         """−1, 0 or 1 elementwise; its gradient is zero."""
         return _ops.sign(self)
 
-    def floor(self):
-        """The largest whole number ≤ each entry; the gradient it passes back is zeros."""
-        return _ops.floor(self)
-
-    def ceil(self):
-        """The smallest whole number ≥ each entry; the gradient it passes back is zeros."""
-        return _ops.ceil(self)
-
-    def trunc(self):
-        """Each entry rounded toward 0 (`fix`); the gradient it passes back is zeros."""
-        return _ops.trunc(self)
-
-    fix = trunc
-
     def round(self, decimals=0):
         """Each entry rounded to `decimals` decimal places, halves to even (2.5 → 2), as torch.round."""
         return _ops.round(self, decimals=int(decimals))
@@ -1670,6 +1656,7 @@ for _primitive in _ops.BINARY_FUNCTIONS:
     setattr(Tensor, _primitive.name, _elementwise_method(_primitive, binary=True))
 for _name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2"):
     setattr(Tensor, "arc" + _name[1:], getattr(Tensor, _name))
+Tensor.fix = Tensor.trunc  # PyTorch's other name
 del _primitive, _name
 
 
